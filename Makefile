@@ -1,0 +1,42 @@
+GO      ?= go
+BIN     ?= bin/service
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X service/cmd.Version=$(VERSION)
+
+.PHONY: build run test race bench load lint cover fuzz clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
+
+run:
+	$(GO) run . serve --db data.db
+
+# The whole suite, with the race detector on the packages whose tests are
+# about concurrency (race with modernc sqlite is slow, so not everywhere).
+test: lint
+	$(GO) test -count=1 ./...
+	CGO_ENABLED=1 $(GO) test -count=1 -race -run 'Race|Concurrent' ./...
+
+race:
+	CGO_ENABLED=1 $(GO) test -count=1 -race ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+load: build
+	./scripts/load.sh
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+cover:
+	$(GO) test -count=1 -coverprofile=cover.out ./...
+	$(GO) tool cover -func=cover.out | tail -1
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./handlers
+
+clean:
+	rm -rf bin cover.out

@@ -1,0 +1,262 @@
+package assign
+
+import (
+	"math"
+	"strconv"
+	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Vectors from the contract; the extra rows were computed with node using the
+// GrowthBook JS hashFnv32a (do not regenerate them from this package).
+func TestBucketSeedVectors(t *testing.T) {
+	tests := []struct {
+		seed, user string
+		want       int
+	}{
+		{"1:", "user-1", 670},
+		{"1:", "user-2", 8684},
+		{"42:", "alice", 6758},
+		{"42:", "bob", 1351},
+		{"7:", "sess-abc", 9680},
+		{"7:", "\u00fcn\u00ef", 9328}, // "ünï", precomposed
+		{"seed", "a", 505},            // GrowthBook's published hash v2 vector
+		// node extras
+		{"9:", "😀x", 8860},
+		{"123456789:", "日本語", 4394},
+		{"-5:", "x", 936},
+		{"0:", "", 1176},
+		{"3:", "a\ufffdb", 4521},
+		{"9223372036854775807:", "k", 2944},
+		{"-9223372036854775808:", "k", 4040},
+		{"0:", "k", 2627},
+	}
+	for _, tt := range tests {
+		if got, want := BucketSeed(tt.seed, tt.user), tt.want; got != want {
+			t.Errorf("BucketSeed(%q, %q) = %d, want %d", tt.seed, tt.user, got, want)
+		}
+	}
+}
+
+func TestBucketVectors(t *testing.T) {
+	tests := []struct {
+		campaign int64
+		user     string
+		want     int
+	}{
+		{1, "user-1", 670},
+		{1, "user-2", 8684},
+		{42, "alice", 6758},
+		{42, "bob", 1351},
+		{7, "sess-abc", 9680},
+		{7, "\u00fcn\u00ef", 9328},
+		{9, "😀x", 8860},
+		{123456789, "日本語", 4394},
+		{-5, "x", 936},
+		{0, "", 1176},
+		{math.MaxInt64, "k", 2944},
+		{math.MinInt64, "k", 4040},
+		{0, "k", 2627},
+	}
+	for _, tt := range tests {
+		if got, want := Bucket(tt.campaign, tt.user), tt.want; got != want {
+			t.Errorf("Bucket(%d, %q) = %d, want %d", tt.campaign, tt.user, got, want)
+		}
+	}
+}
+
+// Bucket must be exactly BucketSeed with the formatted campaign seed.
+func TestBucketMatchesBucketSeed(t *testing.T) {
+	ids := []int64{0, 1, 9, 10, 99, 100, 4294967295, 4294967296, -1, -10, math.MaxInt64, math.MinInt64}
+	keys := []string{"", "user-1", "ünï", "😀", "a\xffb"}
+	for _, id := range ids {
+		for _, k := range keys {
+			seed := strconv.FormatInt(id, 10) + ":"
+			if got, want := Bucket(id, k), BucketSeed(seed, k); got != want {
+				t.Errorf("Bucket(%d, %q) = %d, want BucketSeed(%q, %q) = %d", id, k, got, seed, k, want)
+			}
+		}
+	}
+}
+
+func TestFNV1a32(t *testing.T) {
+	tests := []struct {
+		in   string
+		want uint32
+	}{
+		{"", 2166136261},
+		{"a", 3826002220},
+		{"\ufffd", 2007932456},
+		{"😀", 3409036472},
+		{"1:user-1", 3844452955},
+		{"seeda", 717764279},
+	}
+	for _, tt := range tests {
+		if got, want := FNV1a32(tt.in), tt.want; got != want {
+			t.Errorf("FNV1a32(%q) = %d, want %d", tt.in, got, want)
+		}
+	}
+}
+
+// A non-BMP character is two UTF-16 code units, each XORed in whole.
+func TestFNV1a32SurrogatePair(t *testing.T) {
+	h := uint32(2166136261)
+	for _, u := range []uint32{0xD83D, 0xDE00} {
+		h ^= u
+		h *= 16777619
+	}
+	if got, want := FNV1a32("😀"), h; got != want {
+		t.Errorf("FNV1a32(\"😀\") = %d, want %d", got, want)
+	}
+}
+
+// Invalid UTF-8 must hash like the string JavaScript's TextDecoder produces
+// (one U+FFFD per maximal subpart). Expected values and decoded lengths come
+// from node: new TextDecoder().decode(Buffer.from(hex, "hex")).
+func TestFNV1a32InvalidUTF8(t *testing.T) {
+	tests := []struct {
+		in    string
+		units int // decoded JS string length, for the reader
+		want  uint32
+	}{
+		{"\xff", 1, 2007932456},
+		{"a\xffb", 3, 3108391347},
+		{"\xe6\x97", 1, 2007932456},     // truncated 3-byte sequence: one U+FFFD (Go would give two)
+		{"\xf0\x9f\x98", 1, 2007932456}, // truncated emoji
+		{"\xf0\x9f\x98x", 2, 3085121520},
+		{"\xe6\x97\xe6\x97", 2, 1015284303},
+		{"\xed\xa0\x80", 3, 4149960502}, // encoded surrogate
+		{"\xc0\xaf", 2, 1015284303},     // overlong
+		{"\xe0\x80\xaf", 3, 4149960502}, // overlong
+		{"\xf4\x90\x80\x80", 4, 809377681},
+		{"\x80\xbf", 2, 1015284303},
+		{"\xc3", 1, 2007932456},
+	}
+	for _, tt := range tests {
+		if got, want := FNV1a32(tt.in), tt.want; got != want {
+			t.Errorf("FNV1a32(%q) = %d, want %d (JS sees %d code units)", tt.in, got, want, tt.units)
+		}
+	}
+}
+
+// reference hashes the UTF-16 encoding of a valid UTF-8 string the slow way.
+func reference(s string) uint32 {
+	h := uint32(2166136261)
+	for _, u := range utf16.Encode([]rune(s)) {
+		h ^= uint32(u)
+		h *= 16777619
+	}
+	return h
+}
+
+func FuzzFNV1a32(f *testing.F) {
+	for _, s := range []string{"", "a", "ünï", "😀", "日本語", "\u07ff\u0800\uffff\U00010000\U0010ffff", "\xff\xe6\x97"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return // the reference uses Go's decoding, which differs from JS for invalid input
+		}
+		if got, want := FNV1a32(s), reference(s); got != want {
+			t.Errorf("FNV1a32(%q) = %d, want %d", s, got, want)
+		}
+	})
+}
+
+func TestDistribution(t *testing.T) {
+	const users = 100000
+	buckets := make([]int, users)
+	for i := range buckets {
+		buckets[i] = Bucket(1, "user-"+strconv.Itoa(i))
+	}
+	for _, weights := range [][]float64{
+		{50, 30, 20},
+		{33.33, 33.33, 33.34},
+		{10, 90},
+	} {
+		counts := make([]int, len(weights))
+		for _, b := range buckets {
+			counts[Pick(b, weights)]++
+		}
+		for i, w := range weights {
+			share := float64(counts[i]) / users * 100
+			if got, want := math.Abs(share-w) < 1, true; got != want {
+				t.Errorf("weights %v: variant %d got %.3f%%, want within 1 point of %v", weights, i, share, w)
+			}
+		}
+	}
+}
+
+func TestPick(t *testing.T) {
+	tests := []struct {
+		name    string
+		bucket  int
+		weights []float64
+		want    int
+	}{
+		{"zero weight first, bucket 0", 0, []float64{0, 100}, 1},
+		{"zero weight first, bucket 9999", 9999, []float64{0, 100}, 1},
+		{"boundary belongs to next", 5000, []float64{50, 50}, 1},
+		{"just below boundary", 4999, []float64{50, 50}, 0},
+		{"bucket 0", 0, []float64{50, 50}, 0},
+		{"last bucket", 9999, []float64{50, 30, 20}, 2},
+		{"last bucket, trailing zero", 9999, []float64{50, 50, 0}, 1},
+		{"sum short of 100", 9999, []float64{33.33, 33.33, 33.33}, 2},
+		{"sum short of 100, trailing zero", 9999, []float64{50, 49.99, 0}, 1},
+		{"two-decimal boundary", 3333, []float64{33.33, 33.33, 33.34}, 1},
+		{"two-decimal boundary below", 3332, []float64{33.33, 33.33, 33.34}, 0},
+		{"second boundary", 6666, []float64{33.33, 33.33, 33.34}, 2},
+		{"float drift 0.1+0.2", 3000, []float64{10, 20, 70}, 2},
+		{"float drift 0.1+0.2 below", 2999, []float64{10, 20, 70}, 1},
+		{"middle zero skipped", 5000, []float64{50, 0, 50}, 2},
+		{"negative and NaN skipped", 0, []float64{-10, math.NaN(), 100}, 2},
+		{"all zero", 0, []float64{0, 0}, -1},
+		{"empty", 0, nil, -1},
+	}
+	for _, tt := range tests {
+		if got, want := Pick(tt.bucket, tt.weights), tt.want; got != want {
+			t.Errorf("%s: Pick(%d, %v) = %d, want %d", tt.name, tt.bucket, tt.weights, got, want)
+		}
+	}
+}
+
+// Zero-weight variants must never be picked for any bucket.
+func TestPickNeverZeroWeight(t *testing.T) {
+	for _, weights := range [][]float64{{0, 100}, {100, 0}, {50, 0, 50}, {0, 33.33, 0, 66.66, 0}} {
+		for b := range Buckets {
+			i := Pick(b, weights)
+			if got, want := weights[i] > 0, true; got != want {
+				t.Fatalf("Pick(%d, %v) = %d, a zero-weight variant", b, weights, i)
+			}
+		}
+	}
+}
+
+func TestNoAllocs(t *testing.T) {
+	weights := []float64{33.33, 33.33, 33.34}
+	allocs := testing.AllocsPerRun(100, func() {
+		Pick(Bucket(math.MinInt64, "user-12345-ünï-😀-\xe6\x97"), weights)
+		BucketSeed("seed", "a")
+	})
+	if got, want := allocs, 0.0; got != want {
+		t.Errorf("allocs per run = %v, want %v", got, want)
+	}
+}
+
+var sink int
+
+func BenchmarkBucket(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		sink = Bucket(123456, "user-1234567")
+	}
+}
+
+func BenchmarkBucketAndPick(b *testing.B) {
+	weights := []float64{33.33, 33.33, 33.34}
+	b.ReportAllocs()
+	for b.Loop() {
+		sink = Pick(Bucket(123456, "user-1234567"), weights)
+	}
+}

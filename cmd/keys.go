@@ -1,0 +1,62 @@
+package cmd
+
+import "github.com/spf13/cobra"
+
+func newKeysCmd() *cobra.Command {
+	keys := &cobra.Command{Use: "keys", Short: "Manage API keys"}
+
+	create := &cobra.Command{Use: "create", Short: "Create a key and print its plaintext once", Args: cobra.NoArgs}
+	cdb := addDBFlag(create)
+	app := create.Flags().Int64("app", 0, "app id (required)")
+	role := create.Flags().String("role", "", "admin, read or client (required)")
+	name := create.Flags().String("name", "", "a label for the key")
+	create.RunE = func(cmd *cobra.Command, args []string) error {
+		d, err := openDB(cmd, *cdb)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		k, plain, err := d.CreateKey(cmd.Context(), *app, *role, *name)
+		if err != nil {
+			return err
+		}
+		return printJSON(cmd, map[string]any{"id": k.ID, "appId": k.AppID, "role": k.Role, "name": k.Name, "key": plain})
+	}
+
+	list := &cobra.Command{Use: "list", Short: "List an app's keys (never their plaintext)", Args: cobra.NoArgs}
+	ldb := addDBFlag(list)
+	lapp := list.Flags().Int64("app", 0, "app id (required)")
+	list.RunE = func(cmd *cobra.Command, args []string) error {
+		d, err := openDB(cmd, *ldb)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if _, err := d.FindAppByID(cmd.Context(), *lapp); err != nil {
+			return err
+		}
+		ks, err := d.FindKeys(cmd.Context(), *lapp)
+		if err != nil {
+			return err
+		}
+		return printJSON(cmd, map[string]any{"appId": *lapp, "data": ks})
+	}
+
+	revoke := &cobra.Command{Use: "revoke", Short: "Revoke a key", Args: cobra.NoArgs}
+	rdb := addDBFlag(revoke)
+	id := revoke.Flags().Int64("id", 0, "key id (required)")
+	revoke.RunE = func(cmd *cobra.Command, args []string) error {
+		d, err := openDB(cmd, *rdb)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		k, err := d.RevokeKey(cmd.Context(), *id)
+		if err != nil {
+			return err
+		}
+		return printJSON(cmd, k)
+	}
+	keys.AddCommand(create, list, revoke)
+	return keys
+}

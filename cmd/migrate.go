@@ -1,0 +1,56 @@
+package cmd
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"service/store"
+)
+
+func newMigrateCmd() *cobra.Command {
+	m := &cobra.Command{
+		Use:   "migrate [up | down N | version]",
+		Short: "Apply or roll back schema migrations (default: up)",
+		Args:  cobra.MaximumNArgs(2),
+	}
+	db := addDBFlag(m)
+	m.RunE = func(cmd *cobra.Command, args []string) error {
+		action := "up"
+		if len(args) > 0 {
+			action = args[0]
+		}
+		// Open migrates up by itself; only "down" must avoid that.
+		d, err := store.OpenNoMigrate(cmd.Context(), *db)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		switch action {
+		case "up":
+			err = d.Migrate(cmd.Context(), 0)
+		case "down":
+			if len(args) != 2 {
+				return fmt.Errorf("usage: migrate down N")
+			}
+			n, perr := strconv.Atoi(args[1])
+			if perr != nil || n < 1 {
+				return fmt.Errorf("migrate down: N must be a positive integer")
+			}
+			err = d.Migrate(cmd.Context(), -n)
+		case "version":
+		default:
+			return fmt.Errorf("unknown migrate action %q: use up, down N or version", action)
+		}
+		if err != nil {
+			return err
+		}
+		v, dirty, err := d.Version()
+		if err != nil {
+			return err
+		}
+		return printJSON(cmd, map[string]any{"version": v, "dirty": dirty})
+	}
+	return m
+}

@@ -1,0 +1,215 @@
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"service/store"
+)
+
+// MaxBodyBytes caps every request body.
+const MaxBodyBytes = 1 << 20
+
+// errorStatus maps store error codes to HTTP statuses and API codes.
+var errorStatus = map[string]struct {
+	status int
+	code   string
+}{
+	store.EINVALID:   {http.StatusBadRequest, "INVALID_REQUEST"},
+	store.ENOTFOUND:  {http.StatusNotFound, "NOT_FOUND"},
+	store.EFORBIDDEN: {http.StatusForbidden, "FORBIDDEN"},
+	store.EINTERNAL:  {http.StatusInternalServerError, "INTERNAL_ERROR"},
+}
+
+type errorBody struct {
+	Error errorFields `json:"error"`
+}
+
+type errorFields struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Details map[string]any `json:"details"`
+}
+
+// writeJSON writes v as the JSON body with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		slog.Error("encode response", "err", err)
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"INTERNAL_ERROR","message":"internal error","details":{}}}`)
+	}
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+var jsonContentType = []string{"application/json"}
+
+// writeErrorCode writes the error envelope.
+func writeErrorCode(w http.ResponseWriter, status int, code, msg string, details map[string]any) {
+	if details == nil {
+		details = map[string]any{}
+	}
+	writeJSON(w, status, errorBody{errorFields{code, msg, details}})
+}
+
+// writeError maps err to its status; internal errors are logged and their
+// text withheld, since it may name tables, paths or driver internals.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *store.Error
+	if errors.As(err, &e) {
+		m := errorStatus[e.Code]
+		if m.status == 0 {
+			m = errorStatus[store.EINTERNAL]
+		}
+		writeErrorCode(w, m.status, m.code, e.Message, e.Details)
+		return
+	}
+	s.Log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
+	writeErrorCode(w, http.StatusInternalServerError, "INTERNAL_ERROR", "internal error", nil)
+}
+
+func invalid(w http.ResponseWriter, msg string, details map[string]any) {
+	writeErrorCode(w, http.StatusBadRequest, "INVALID_REQUEST", msg, details)
+}
+
+func fieldError(w http.ResponseWriter, field, reason string) {
+	invalid(w, "request has invalid fields", map[string]any{"fields": map[string]any{field: reason}})
+}
+
+// decodeJSON reads a JSON object body into v. It writes the 4xx answer
+// itself and returns false when the body is too large, malformed, not an
+// object, or has a field of the wrong type.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeErrorCode(w, http.StatusRequestEntityTooLarge, "INVALID_REQUEST", "request body exceeds 1 MiB", nil)
+			return false
+		}
+		invalid(w, "could not read request body", nil)
+		return false
+	}
+	return decodeBytes(w, body, v)
+}
+
+func decodeBytes(w http.ResponseWriter, body []byte, v any) bool {
+	trimmed := strings.TrimSpace(string(body))
+	if trimmed == "" {
+		invalid(w, "request body is required", nil)
+		return false
+	}
+	if trimmed[0] != '{' {
+		invalid(w, "request body must be a JSON object", nil)
+		return false
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			fieldError(w, jsonPath(typeErr.Field), "must be "+article(typeErr.Type.Kind().String()))
+			return false
+		}
+		invalid(w, "malformed JSON body", nil)
+		return false
+	}
+	return true
+}
+
+// jsonPath turns encoding/json's "variants.1.name" into "variants[1].name".
+func jsonPath(field string) string {
+	parts := strings.Split(field, ".")
+	var b strings.Builder
+	for i, p := range parts {
+		if _, err := strconv.Atoi(p); err == nil && i > 0 {
+			b.WriteString("[" + p + "]")
+			continue
+		}
+		if i > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}
+
+func article(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "int", "int64", "int32", "uint", "uint64", "float64", "float32":
+		return "a number"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	}
+	return "of another type"
+}
+
+// pathID parses a numeric path parameter, answering 400 when it is not one.
+func pathID(w http.ResponseWriter, r *http.Request, name string) (int64, bool) {
+	raw := httprouter.ParamsFromContext(r.Context()).ByName(name)
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err != nil || id < 1 {
+		invalid(w, fmt.Sprintf("path parameter %s must be a positive integer", name), map[string]any{"param": name})
+		return 0, false
+	}
+	return id, true
+}
+
+// listOptions reads limit and page: limit defaults to def, is clamped to
+// max, and is 400 below 1 or when not a number; page is 1-based.
+func listOptions(w http.ResponseWriter, r *http.Request, def, max int) (store.ListOptions, bool) {
+	q := r.URL.Query()
+	o := store.ListOptions{Limit: def, Page: 1}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			fieldError(w, "limit", "must be a positive integer")
+			return o, false
+		}
+		o.Limit = min(n, max)
+	}
+	if v := q.Get("page"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1_000_000 {
+			fieldError(w, "page", "must be a positive integer")
+			return o, false
+		}
+		o.Page = n
+	}
+	return o, true
+}
+
+// enumQuery reads an optional query parameter that must be one of allowed.
+func enumQuery(w http.ResponseWriter, r *http.Request, name string, allowed ...string) (string, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return "", true
+	}
+	for _, a := range allowed {
+		if v == a {
+			return v, true
+		}
+	}
+	fieldError(w, name, "must be one of "+strings.Join(allowed, ", "))
+	return "", false
+}
+
+type listBody[T any] struct {
+	Data       []T              `json:"data"`
+	Pagination store.Pagination `json:"pagination"`
+}

@@ -1,0 +1,5 @@
+package handlers
+
+import "fmt"
+
+func pathf(format string, args ...any) string { return fmt.Sprintf(format, args...) }

@@ -1,0 +1,3 @@
+package handlers
+
+func (s *Server) campaignRoutes(add route) {}

@@ -1,0 +1,3 @@
+package handlers
+
+func (s *Server) eventRoutes(add route) {}

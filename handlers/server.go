@@ -1,0 +1,212 @@
+// Package handlers is the HTTP API: routing, decoding, validation, auth,
+// rate limits and the mapping of store errors to statuses. All SQL lives
+// in the store.
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"service/store"
+)
+
+// Server holds what handlers need.
+type Server struct {
+	DB  *store.DB
+	Log *slog.Logger
+	// Now is the clock for rate-limit windows; tests replace it.
+	Now func() time.Time
+	// WebhookTimeout is the delivery timeout given to new webhooks that do
+	// not set their own.
+	WebhookTimeout time.Duration
+	limiter        *limiter
+	router         *httprouter.Router
+}
+
+// New builds the server and its routes.
+func New(db *store.DB, log *slog.Logger) *Server {
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{DB: db, Log: log, Now: time.Now, WebhookTimeout: 30 * time.Second, limiter: newLimiter()}
+	s.router = s.routes()
+	return s
+}
+
+// access says which roles may call a route.
+type access int
+
+const (
+	manage access = iota // admin; read keys for GET
+	sdk                  // client and admin keys; read keys for GET
+	public               // no key
+)
+
+// routes registers the whole API in one place, so its surface reads top to
+// bottom. Every route answers under /v1 and /api/v1.
+func (s *Server) routes() *httprouter.Router {
+	rt := httprouter.New()
+	rt.RedirectTrailingSlash = false
+	rt.RedirectFixedPath = false
+	rt.HandleOPTIONS = false
+	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeErrorCode(w, http.StatusNotFound, "NOT_FOUND", "no such route", nil)
+	})
+	rt.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeErrorCode(w, http.StatusMethodNotAllowed, "INVALID_REQUEST", "method not allowed on this route", nil)
+	})
+	rt.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
+		s.Log.Error("panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+		writeErrorCode(w, http.StatusInternalServerError, "INTERNAL_ERROR", "internal error", nil)
+	}
+
+	rt.Handler(http.MethodGet, "/healthz", http.HandlerFunc(s.handleHealthz))
+
+	var add route = func(method, path string, a access, h http.HandlerFunc) {
+		for _, prefix := range []string{"/v1", "/api/v1"} {
+			rt.Handler(method, prefix+path, s.authorize(a, h))
+		}
+	}
+
+	// Content blocks.
+	add("GET", "/apps/:appId/content", manage, s.handleContentList)
+	add("POST", "/apps/:appId/content", manage, s.handleContentCreate)
+	add("GET", "/content/:id", manage, s.handleContentGet)
+	add("PATCH", "/content/:id", manage, s.handleContentUpdate)
+	add("PATCH", "/content/:id/:contentViewId", manage, s.handleContentUpdateInApp)
+	add("DELETE", "/content/:id", manage, s.handleContentDelete)
+	add("GET", "/apps-external/:appId/content/:id", sdk, s.handleContentExternal)
+
+	s.moreRoutes(add)
+	return rt
+}
+
+// ServeHTTP logs one line per request around the router.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	s.router.ServeHTTP(rec, r)
+	s.Log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	if err := s.DB.Ping(r.Context()); err != nil {
+		writeErrorCode(w, http.StatusServiceUnavailable, "INTERNAL_ERROR", "database unavailable", nil)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"status":"ok"}`))
+}
+
+type ctxKey struct{}
+
+// keyFrom returns the authenticated key of a request.
+func keyFrom(ctx context.Context) *store.Key {
+	k, _ := ctx.Value(ctxKey{}).(*store.Key)
+	return k
+}
+
+// authorize checks the key, the role, the path's app and the rate limit,
+// in that order, before h runs.
+func (s *Server) authorize(a access, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		token, ok := cutBearer(auth)
+		if !ok {
+			writeErrorCode(w, http.StatusUnauthorized, "UNAUTHORIZED", "missing or malformed Authorization header", nil)
+			return
+		}
+		key, err := s.DB.Authenticate(r.Context(), token)
+		if err != nil {
+			if store.ErrorCode(err) == store.EINTERNAL {
+				s.writeError(w, r, err)
+				return
+			}
+			writeErrorCode(w, http.StatusUnauthorized, "UNAUTHORIZED", "invalid or revoked API key", nil)
+			return
+		}
+		if !s.limit(w, key) {
+			return
+		}
+		if raw := httprouter.ParamsFromContext(r.Context()).ByName("appId"); raw != "" {
+			appID, ok := pathID(w, r, "appId")
+			if !ok {
+				return
+			}
+			if appID != key.AppID {
+				writeErrorCode(w, http.StatusForbidden, "FORBIDDEN", "this key belongs to another app", nil)
+				return
+			}
+		}
+		if !allowed(a, key.Role, r.Method) {
+			writeErrorCode(w, http.StatusForbidden, "FORBIDDEN", "the "+key.Role+" role may not call this route", nil)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, key)))
+	})
+}
+
+func allowed(a access, role, method string) bool {
+	switch role {
+	case store.RoleAdmin:
+		return true
+	case store.RoleRead:
+		return method == http.MethodGet
+	case store.RoleClient:
+		return a == sdk
+	}
+	return false
+}
+
+func cutBearer(h string) (string, bool) {
+	const p = "Bearer "
+	if len(h) <= len(p) || !(h[:len(p)] == p || h[:len(p)] == "bearer ") {
+		return "", false
+	}
+	return h[len(p):], true
+}
+
+// limit applies the app's per-minute limit and sets the X-RateLimit
+// headers; it answers 429 itself and returns false when over.
+func (s *Server) limit(w http.ResponseWriter, key *store.Key) bool {
+	limit := key.RateLimit
+	class := 0
+	if key.Role == store.RoleClient {
+		// SDK traffic comes from many end users, so it gets its own, larger
+		// budget and cannot starve the management API (or be starved by it).
+		limit *= 100
+		class = 1
+	}
+	remaining, reset, ok := s.limiter.take(key.AppID, class, limit, s.Now())
+	h := w.Header()
+	h["X-Ratelimit-Limit"] = []string{strconv.Itoa(limit)}
+	h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(remaining)}
+	h["X-Ratelimit-Reset"] = []string{strconv.Itoa(reset)}
+	if !ok {
+		h["Retry-After"] = []string{strconv.Itoa(reset)}
+		writeErrorCode(w, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "rate limit exceeded", map[string]any{"limit": limit, "retryAfter": reset})
+		return false
+	}
+	return true
+}
+
+// appID is the app of the request's key; every handler scopes by it.
+func appID(r *http.Request) int64 { return keyFrom(r.Context()).AppID }

@@ -1,0 +1,13 @@
+DROP TABLE form_submissions;
+DROP TABLE webhook_attempts;
+DROP TABLE webhook_deliveries;
+DROP TABLE webhooks;
+DROP TABLE events;
+DROP TABLE users;
+DROP TABLE assignments;
+DROP TABLE campaign_variants;
+DROP TABLE campaigns;
+DROP TABLE audiences;
+DROP TABLE content_views;
+DROP TABLE api_keys;
+DROP TABLE apps;

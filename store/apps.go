@@ -1,0 +1,224 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"time"
+)
+
+// Plans and their requests-per-minute limits.
+var planLimits = map[string]int{"free": 60, "starter": 300, "pro": 1000, "enterprise": 10000}
+
+// App is a tenant: every resource belongs to exactly one.
+type App struct {
+	ID        int64  `json:"id"`
+	Name      string `json:"name"`
+	Plan      string `json:"plan"`
+	RateLimit int    `json:"rateLimit"`
+}
+
+// Roles a key can hold.
+const (
+	RoleAdmin  = "admin"
+	RoleRead   = "read"
+	RoleClient = "client"
+)
+
+// Key is an API key as the database knows it: never the plaintext.
+type Key struct {
+	ID        int64  `json:"id"`
+	AppID     int64  `json:"appId"`
+	Role      string `json:"role"`
+	Name      string `json:"name"`
+	Prefix    string `json:"prefix"`
+	CreatedAt Time   `json:"createdAt"`
+	RevokedAt *Time  `json:"revokedAt"`
+
+	// App limits travel with the key so a request needs one lookup.
+	RateLimit int `json:"-"`
+}
+
+// CreateApp creates an app. rateLimit 0 takes the plan's limit.
+func (db *DB) CreateApp(ctx context.Context, name, plan string, rateLimit int) (*App, error) {
+	if plan == "" {
+		plan = "free"
+	}
+	def, ok := planLimits[plan]
+	if !ok {
+		return nil, Errorf(EINVALID, "plan must be one of free, starter, pro, enterprise")
+	}
+	if name == "" {
+		return nil, Errorf(EINVALID, "name is required")
+	}
+	if rateLimit < 0 {
+		return nil, Errorf(EINVALID, "rate limit must be positive")
+	}
+	if rateLimit == 0 {
+		rateLimit = def
+	}
+	a := &App{Name: name, Plan: plan, RateLimit: rateLimit}
+	err := db.withTx(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(`INSERT INTO apps (name, plan, rate_limit, created_at) VALUES (?, ?, ?, ?)`,
+			name, plan, rateLimit, ms(tx.now))
+		if err != nil {
+			return err
+		}
+		a.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// FindAppByID returns one app.
+func (db *DB) FindAppByID(ctx context.Context, id int64) (*App, error) {
+	a := &App{ID: id}
+	err := db.read.QueryRowContext(ctx, `SELECT name, plan, rate_limit FROM apps WHERE id = ?`, id).
+		Scan(&a.Name, &a.Plan, &a.RateLimit)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("app")
+	}
+	return a, err
+}
+
+func hashKey(plaintext string) []byte {
+	h := sha256.Sum256([]byte(plaintext))
+	return h[:]
+}
+
+// CreateKey makes a key for an app and returns it with its plaintext, which
+// exists only in this answer: the database keeps a SHA-256 hash. A hash
+// without salt is enough because the key is 192 random bits, not a password.
+func (db *DB) CreateKey(ctx context.Context, appID int64, role, name string) (*Key, string, error) {
+	switch role {
+	case RoleAdmin, RoleRead, RoleClient:
+	default:
+		return nil, "", Errorf(EINVALID, "role must be one of admin, read, client")
+	}
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, "", err
+	}
+	plaintext := "sk_" + role[:1] + "_" + hex.EncodeToString(raw)
+	k := &Key{AppID: appID, Role: role, Name: name, Prefix: plaintext[:10]}
+	err := db.withTx(ctx, func(tx *Tx) error {
+		var one int
+		if err := tx.QueryRow(`SELECT 1 FROM apps WHERE id = ?`, appID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return notFound("app")
+		} else if err != nil {
+			return err
+		}
+		k.CreatedAt = NewTime(tx.now.Truncate(time.Millisecond))
+		res, err := tx.Exec(`INSERT INTO api_keys (app_id, role, name, key_hash, key_prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			appID, role, name, hashKey(plaintext), k.Prefix, ms(tx.now))
+		if err != nil {
+			return err
+		}
+		k.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return k, plaintext, nil
+}
+
+// FindKeys lists the keys of an app, revoked ones included.
+func (db *DB) FindKeys(ctx context.Context, appID int64) ([]*Key, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id, role, name, key_prefix, created_at, revoked_at FROM api_keys WHERE app_id = ? ORDER BY id`, appID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	keys := []*Key{}
+	for rows.Next() {
+		k := &Key{AppID: appID}
+		var created int64
+		var revoked sql.NullInt64
+		if err := rows.Scan(&k.ID, &k.Role, &k.Name, &k.Prefix, &created, &revoked); err != nil {
+			return nil, err
+		}
+		k.CreatedAt = NewTime(fromMS(created))
+		k.RevokedAt = TimePtr(nullMS(revoked))
+		keys = append(keys, k)
+	}
+	return keys, rows.Err()
+}
+
+// RevokeKey revokes a key; a server on the same file stops accepting it
+// within keyCacheTTL.
+func (db *DB) RevokeKey(ctx context.Context, id int64) (*Key, error) {
+	err := db.withTx(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, ms(tx.now), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return notFound("key")
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	db.keys.Clear()
+	k := &Key{ID: id}
+	var created, revoked int64
+	err = db.read.QueryRowContext(ctx, `SELECT app_id, role, name, key_prefix, created_at, revoked_at FROM api_keys WHERE id = ?`, id).
+		Scan(&k.AppID, &k.Role, &k.Name, &k.Prefix, &created, &revoked)
+	if err != nil {
+		return nil, err
+	}
+	k.CreatedAt = NewTime(fromMS(created))
+	r := NewTime(fromMS(revoked))
+	k.RevokedAt = &r
+	return k, nil
+}
+
+// keyCacheTTL bounds how long a key stays trusted without a database read.
+// Keys are revoked from the CLI, a separate process, so the server cannot
+// be told; it rereads instead, at most once a second per key.
+const keyCacheTTL = time.Second
+
+type cachedKey struct {
+	key     *Key
+	expires time.Time
+}
+
+// Authenticate returns the live key for a plaintext, or an error when it is
+// unknown or revoked. Hits are served from memory: this runs on every
+// request, the SDK's hot paths included.
+func (db *DB) Authenticate(ctx context.Context, plaintext string) (*Key, error) {
+	sum := sha256.Sum256([]byte(plaintext))
+	now := time.Now()
+	if v, ok := db.keys.Load(sum); ok {
+		if c := v.(cachedKey); now.Before(c.expires) {
+			return c.key, nil
+		}
+	}
+	k := &Key{}
+	var revoked sql.NullInt64
+	var created int64
+	err := db.read.QueryRowContext(ctx, `
+		SELECT k.id, k.app_id, k.role, k.name, k.key_prefix, k.created_at, k.revoked_at, a.rate_limit
+		FROM api_keys k JOIN apps a ON a.id = k.app_id WHERE k.key_hash = ?`, sum[:]).
+		Scan(&k.ID, &k.AppID, &k.Role, &k.Name, &k.Prefix, &created, &revoked, &k.RateLimit)
+	// Unknown keys are not cached: anyone can invent them, and the cache
+	// must not grow with what they send.
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && revoked.Valid) {
+		db.keys.Delete(sum)
+		return nil, Errorf(EINVALID, "invalid API key")
+	}
+	if err != nil {
+		return nil, err
+	}
+	k.CreatedAt = NewTime(fromMS(created))
+	db.keys.Store(sum, cachedKey{key: k, expires: now.Add(keyCacheTTL)})
+	return k, nil
+}

@@ -1,0 +1,5 @@
+package store
+
+type campaignCache struct{}
+
+func newCampaignCache() *campaignCache { return &campaignCache{} }

@@ -1,0 +1,431 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+)
+
+// Content statuses.
+const (
+	ContentDraft     = "draft"
+	ContentPublished = "published"
+	ContentArchived  = "archived"
+)
+
+// Limits on content, so one request cannot make a block unbounded.
+const (
+	MaxNameLen    = 200
+	MaxItems      = 100
+	MaxFormFields = 50
+)
+
+// ContentView is a content block: a list of typed items an app renders.
+type ContentView struct {
+	ID          int64           `json:"id"`
+	AppID       int64           `json:"appId"`
+	Name        string          `json:"name"`
+	Status      string          `json:"status"`
+	Items       json.RawMessage `json:"items"`
+	PublishedAt *Time           `json:"publishedAt"`
+	CreatedAt   Time            `json:"createdAt"`
+	UpdatedAt   Time            `json:"updatedAt"`
+}
+
+// ContentInput is a create or a partial update; nil fields are left alone.
+type ContentInput struct {
+	Name   *string         `json:"name"`
+	Status *string         `json:"status"`
+	Items  json.RawMessage `json:"items"`
+}
+
+// FormField is one input of a form item.
+type FormField struct {
+	Name      string   `json:"name"`
+	Type      string   `json:"type"`
+	Label     string   `json:"label,omitempty"`
+	Required  bool     `json:"required,omitempty"`
+	Options   []string `json:"options,omitempty"`
+	MinLength *int     `json:"minLength,omitempty"`
+	MaxLength *int     `json:"maxLength,omitempty"`
+	Pattern   string   `json:"pattern,omitempty"`
+}
+
+// item is the union of every item type's fields, for validation.
+type item struct {
+	Type           *string         `json:"type"`
+	Content        json.RawMessage `json:"content"`
+	Styles         json.RawMessage `json:"styles"`
+	URL            json.RawMessage `json:"url"`
+	Alt            json.RawMessage `json:"alt"`
+	Label          json.RawMessage `json:"label"`
+	Fields         json.RawMessage `json:"fields"`
+	SubmitLabel    json.RawMessage `json:"submitLabel"`
+	SuccessMessage json.RawMessage `json:"successMessage"`
+}
+
+var fieldTypes = map[string]bool{"text": true, "email": true, "number": true, "textarea": true, "checkbox": true, "select": true}
+
+func validStatus(s string) bool {
+	return s == ContentDraft || s == ContentPublished || s == ContentArchived
+}
+
+func isNull(r json.RawMessage) bool { return len(r) == 0 || string(r) == "null" }
+
+// checkString records an error unless r is absent (when optional) or a string.
+func checkString(fe FieldErrors, path string, r json.RawMessage, required bool) string {
+	if isNull(r) {
+		if required {
+			fe.Add(path, "is required")
+		}
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(r, &s); err != nil {
+		fe.Add(path, "must be a string")
+	}
+	return s
+}
+
+// validateItems checks a JSON array of content items and returns it compacted.
+func validateItems(raw json.RawMessage, fe FieldErrors) json.RawMessage {
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || items == nil {
+		fe.Add("items", "must be an array")
+		return nil
+	}
+	if len(items) > MaxItems {
+		fe.Add("items", fmt.Sprintf("must have at most %d items", MaxItems))
+		return nil
+	}
+	for i, r := range items {
+		p := fmt.Sprintf("items[%d]", i)
+		var it item
+		if err := json.Unmarshal(r, &it); err != nil || r[0] != '{' {
+			fe.Add(p, "must be an object")
+			continue
+		}
+		if it.Type == nil {
+			fe.Add(p+".type", "is required")
+			continue
+		}
+		if !isNull(it.Styles) && it.Styles[0] != '{' {
+			fe.Add(p+".styles", "must be an object")
+		}
+		switch *it.Type {
+		case "text", "heading":
+			checkString(fe, p+".content", it.Content, true)
+		case "image":
+			if u := checkString(fe, p+".url", it.URL, true); u != "" && !validURL(u) {
+				fe.Add(p+".url", "must be an http(s) URL or a path")
+			}
+			checkString(fe, p+".alt", it.Alt, false)
+		case "button":
+			checkString(fe, p+".label", it.Label, true)
+			if u := checkString(fe, p+".url", it.URL, false); u != "" && !validURL(u) {
+				fe.Add(p+".url", "must be an http(s) URL or a path")
+			}
+		case "form":
+			validateFormFields(it.Fields, p+".fields", fe)
+			checkString(fe, p+".submitLabel", it.SubmitLabel, false)
+			checkString(fe, p+".successMessage", it.SuccessMessage, false)
+		default:
+			fe.Add(p+".type", "must be one of text, heading, image, button, form")
+		}
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		fe.Add("items", "must be an array")
+		return nil
+	}
+	return buf.Bytes()
+}
+
+func validURL(u string) bool {
+	return strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "/")
+}
+
+func validateFormFields(raw json.RawMessage, p string, fe FieldErrors) {
+	var fields []json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || len(fields) == 0 {
+		fe.Add(p, "must be a non-empty array")
+		return
+	}
+	if len(fields) > MaxFormFields {
+		fe.Add(p, fmt.Sprintf("must have at most %d fields", MaxFormFields))
+		return
+	}
+	seen := map[string]bool{}
+	for i, r := range fields {
+		fp := fmt.Sprintf("%s[%d]", p, i)
+		var f FormField
+		if err := json.Unmarshal(r, &f); err != nil {
+			fe.Add(fp, "must be an object with name, type, label, required, options, minLength, maxLength, pattern")
+			continue
+		}
+		if f.Name == "" {
+			fe.Add(fp+".name", "is required")
+		} else if seen[f.Name] {
+			fe.Add(fp+".name", "must be unique within the form")
+		}
+		seen[f.Name] = true
+		if !fieldTypes[f.Type] {
+			fe.Add(fp+".type", "must be one of text, email, number, textarea, checkbox, select")
+		}
+		if f.Type == "select" && len(f.Options) == 0 {
+			fe.Add(fp+".options", "is required for a select field")
+		}
+		if f.MinLength != nil && *f.MinLength < 0 {
+			fe.Add(fp+".minLength", "must be at least 0")
+		}
+		if f.MaxLength != nil && (*f.MaxLength < 0 || (f.MinLength != nil && *f.MaxLength < *f.MinLength)) {
+			fe.Add(fp+".maxLength", "must be at least minLength and 0")
+		}
+		if f.Pattern != "" {
+			if _, err := regexp.Compile(f.Pattern); err != nil {
+				fe.Add(fp+".pattern", "must be a valid regular expression")
+			}
+		}
+	}
+}
+
+// FormFields returns the fields of the first form item of a block, or nil
+// when it has none.
+func (c *ContentView) FormFields() []FormField {
+	var items []struct {
+		Type   string      `json:"type"`
+		Fields []FormField `json:"fields"`
+	}
+	_ = json.Unmarshal(c.Items, &items)
+	for _, it := range items {
+		if it.Type == "form" {
+			return it.Fields
+		}
+	}
+	return nil
+}
+
+func (in *ContentInput) validate(create bool) (json.RawMessage, error) {
+	fe := FieldErrors{}
+	if in.Name != nil || create {
+		if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
+			fe.Add("name", "is required")
+		} else if len(*in.Name) > MaxNameLen {
+			fe.Add("name", fmt.Sprintf("must be at most %d characters", MaxNameLen))
+		}
+	}
+	if in.Status != nil && !validStatus(*in.Status) {
+		fe.Add("status", "must be one of draft, published, archived")
+	}
+	var items json.RawMessage
+	if !isNull(in.Items) {
+		items = validateItems(in.Items, fe)
+	} else if in.Items != nil && !create {
+		fe.Add("items", "must be an array")
+	}
+	return items, fe.Err()
+}
+
+type contentPublished struct {
+	ContentViewID   int64  `json:"contentViewId"`
+	ContentViewName string `json:"contentViewName"`
+	PublishedAt     Time   `json:"publishedAt"`
+	HasItems        bool   `json:"hasItems"`
+}
+
+type contentUnpublished struct {
+	ContentViewID   int64  `json:"contentViewId"`
+	ContentViewName string `json:"contentViewName"`
+	UnpublishedAt   Time   `json:"unpublishedAt"`
+	PreviousStatus  string `json:"previousStatus"`
+}
+
+// CreateContent creates a content block in an app.
+func (db *DB) CreateContent(ctx context.Context, appID int64, in ContentInput) (*ContentView, error) {
+	items, err := in.validate(true)
+	if err != nil {
+		return nil, err
+	}
+	if items == nil {
+		items = json.RawMessage("[]")
+	}
+	status := ContentDraft
+	if in.Status != nil {
+		status = *in.Status
+	}
+	var id int64
+	err = db.withTx(ctx, func(tx *Tx) error {
+		var pub any
+		if status == ContentPublished {
+			pub = ms(tx.now)
+		}
+		res, err := tx.Exec(`INSERT INTO content_views (app_id, name, status, items, published_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			appID, strings.TrimSpace(*in.Name), status, string(items), pub, ms(tx.now), ms(tx.now))
+		if err != nil {
+			return err
+		}
+		id, _ = res.LastInsertId()
+		tx.changed = true
+		if status == ContentPublished {
+			return tx.emit(appID, EventContentPublished, contentPublished{id, *in.Name, NewTime(tx.now), string(items) != "[]"})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.FindContentByID(ctx, appID, id)
+}
+
+const contentColumns = `id, app_id, name, status, items, published_at, created_at, updated_at`
+
+type scanner interface{ Scan(...any) error }
+
+func scanContent(row scanner) (*ContentView, error) {
+	c := &ContentView{}
+	var items string
+	var pub sql.NullInt64
+	var created, updated int64
+	if err := row.Scan(&c.ID, &c.AppID, &c.Name, &c.Status, &items, &pub, &created, &updated); err != nil {
+		return nil, err
+	}
+	c.Items = json.RawMessage(items)
+	c.PublishedAt = TimePtr(nullMS(pub))
+	c.CreatedAt, c.UpdatedAt = NewTime(fromMS(created)), NewTime(fromMS(updated))
+	return c, nil
+}
+
+// FindContentByID returns a block of the app; a block of another app is
+// reported missing.
+func (db *DB) FindContentByID(ctx context.Context, appID, id int64) (*ContentView, error) {
+	c, err := scanContent(db.read.QueryRowContext(ctx, `SELECT `+contentColumns+` FROM content_views WHERE id = ? AND app_id = ?`, id, appID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("content view")
+	}
+	return c, err
+}
+
+// FindContents lists an app's blocks, newest first.
+func (db *DB) FindContents(ctx context.Context, appID int64, status string, o ListOptions) ([]*ContentView, Pagination, error) {
+	where, args := `app_id = ?`, []any{appID}
+	if status != "" {
+		where += ` AND status = ?`
+		args = append(args, status)
+	}
+	var total int
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM content_views WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, Pagination{}, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+contentColumns+` FROM content_views WHERE `+where+` ORDER BY id DESC LIMIT ? OFFSET ?`,
+		append(args, o.Limit, o.offset())...)
+	if err != nil {
+		return nil, Pagination{}, err
+	}
+	defer rows.Close()
+	list := []*ContentView{}
+	for rows.Next() {
+		c, err := scanContent(rows)
+		if err != nil {
+			return nil, Pagination{}, err
+		}
+		list = append(list, c)
+	}
+	return list, newPagination(o, total), rows.Err()
+}
+
+// usedByLiveCampaign reports whether a draft, active or paused campaign
+// shows the block: such a block cannot be archived or deleted.
+func (tx *Tx) usedByLiveCampaign(contentID int64) (bool, error) {
+	var n int
+	err := tx.QueryRow(`SELECT COUNT(*) FROM campaign_variants v JOIN campaigns c ON c.id = v.campaign_id
+		WHERE v.content_view_id = ? AND c.status IN ('draft','active','paused')`, contentID).Scan(&n)
+	return n > 0, err
+}
+
+// UpdateContent applies a partial update. Any status may follow any other;
+// entering published stamps publishedAt and emits content.published, leaving
+// it emits content.unpublished.
+func (db *DB) UpdateContent(ctx context.Context, appID, id int64, in ContentInput) (*ContentView, error) {
+	items, err := in.validate(false)
+	if err != nil {
+		return nil, err
+	}
+	err = db.withTx(ctx, func(tx *Tx) error {
+		cur, err := scanContent(tx.QueryRow(`SELECT `+contentColumns+` FROM content_views WHERE id = ? AND app_id = ?`, id, appID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("content view")
+		} else if err != nil {
+			return err
+		}
+		name, status := cur.Name, cur.Status
+		if in.Name != nil {
+			name = strings.TrimSpace(*in.Name)
+		}
+		if in.Status != nil {
+			status = *in.Status
+		}
+		if items == nil {
+			items = cur.Items
+		}
+		if status == ContentArchived && cur.Status != ContentArchived {
+			if used, err := tx.usedByLiveCampaign(id); err != nil {
+				return err
+			} else if used {
+				return &Error{Code: EINVALID, Message: "content view is used by a draft, active or paused campaign",
+					Details: map[string]any{"from": cur.Status, "to": status}}
+			}
+		}
+		pub := sql.NullInt64{}
+		if cur.PublishedAt != nil {
+			pub = sql.NullInt64{Int64: ms(cur.PublishedAt.Time), Valid: true}
+		}
+		if status == ContentPublished && cur.Status != ContentPublished {
+			pub = sql.NullInt64{Int64: ms(tx.now), Valid: true}
+		}
+		if _, err := tx.Exec(`UPDATE content_views SET name = ?, status = ?, items = ?, published_at = ?, updated_at = ? WHERE id = ?`,
+			name, status, string(items), pub, ms(tx.now), id); err != nil {
+			return err
+		}
+		tx.changed = true
+		switch {
+		case status == ContentPublished && cur.Status != ContentPublished:
+			return tx.emit(appID, EventContentPublished, contentPublished{id, name, NewTime(tx.now), string(items) != "[]"})
+		case cur.Status == ContentPublished && status != ContentPublished:
+			return tx.emit(appID, EventContentUnpublish, contentUnpublished{id, name, NewTime(tx.now), ContentPublished})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.FindContentByID(ctx, appID, id)
+}
+
+// DeleteContent deletes a block unless a live campaign uses it.
+func (db *DB) DeleteContent(ctx context.Context, appID, id int64) error {
+	return db.withTx(ctx, func(tx *Tx) error {
+		var status string
+		err := tx.QueryRow(`SELECT status FROM content_views WHERE id = ? AND app_id = ?`, id, appID).Scan(&status)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("content view")
+		} else if err != nil {
+			return err
+		}
+		if used, err := tx.usedByLiveCampaign(id); err != nil {
+			return err
+		} else if used {
+			return Errorf(EINVALID, "content view is used by a draft, active or paused campaign")
+		}
+		if _, err := tx.Exec(`DELETE FROM content_views WHERE id = ?`, id); err != nil {
+			return err
+		}
+		tx.changed = true
+		return nil
+	})
+}
+

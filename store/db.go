@@ -1,0 +1,248 @@
+// Package store owns the SQLite database: its handles, migrations, every SQL
+// statement and transaction, and the domain types the API speaks in.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/golang-migrate/migrate/v4"
+	migratesqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	_ "modernc.org/sqlite" // registers the cgo-free "sqlite" driver
+
+	"service/migrations"
+)
+
+// DB is the service's database: one writer connection, because SQLite
+// admits one writer at a time and queueing in Go is cheaper than spinning
+// on SQLITE_BUSY, and a pool of readers, which WAL lets run beside it.
+type DB struct {
+	write *sql.DB
+	read  *sql.DB
+	path  string
+
+	// Now is the clock every transaction reads; tests replace it.
+	Now func() time.Time
+
+	// gen counts committed changes to campaigns, content and audiences. Cached
+	// views tagged with an older generation are stale.
+	gen atomic.Uint64
+
+	keys   sync.Map // [32]byte key hash -> cachedKey
+	cache  *campaignCache
+	batch  *batcher
+	closed atomic.Bool
+
+	// Notify, when set, is called after a commit that queued webhook
+	// deliveries, so the dispatcher wakes without polling.
+	Notify func()
+}
+
+// DSN returns the connection string for path. The pragmas sit in the DSN so
+// that every pooled connection gets them, not only the one that ran a PRAGMA.
+func DSN(path string) string {
+	v := url.Values{}
+	v.Add("_pragma", "busy_timeout(10000)")
+	v.Add("_pragma", "journal_mode(wal)")
+	// NORMAL in WAL mode survives a process crash (kill -9) without loss;
+	// only an OS crash or power cut can drop the last transactions.
+	v.Add("_pragma", "synchronous(normal)")
+	v.Add("_pragma", "foreign_keys(1)")
+	// BEGIN IMMEDIATE: a deferred transaction that reads and then writes fails
+	// with SQLITE_BUSY at once, whatever busy_timeout says.
+	v.Add("_txlock", "immediate")
+	return "file:" + path + "?" + v.Encode()
+}
+
+// Open opens (creating if needed) the database at path and migrates it to
+// the latest schema.
+func Open(ctx context.Context, path string) (*DB, error) {
+	return open(ctx, path, true)
+}
+
+// OpenNoMigrate opens the database as it is, for the migrate command.
+func OpenNoMigrate(ctx context.Context, path string) (*DB, error) {
+	return open(ctx, path, false)
+}
+
+func open(ctx context.Context, path string, up bool) (*DB, error) {
+	w, err := sql.Open("sqlite", DSN(path))
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	r, err := sql.Open("sqlite", DSN(path))
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	n := max(4, runtime.GOMAXPROCS(0)*2)
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	r.SetConnMaxLifetime(0)
+
+	db := &DB{write: w, read: r, path: path, Now: time.Now}
+	if up {
+		if err := db.Migrate(ctx, 0); err != nil {
+			db.close()
+			return nil, err
+		}
+	}
+	db.cache = newCampaignCache()
+	db.batch = newBatcher(db)
+	return db, nil
+}
+
+// Migrate applies migrations: steps 0 means all the way up, a negative
+// number steps down that many.
+func (db *DB) Migrate(ctx context.Context, steps int) error {
+	m, err := db.migrator()
+	if err != nil {
+		return err
+	}
+	if steps == 0 {
+		err = m.Up()
+	} else {
+		err = m.Steps(steps)
+	}
+	if errors.Is(err, migrate.ErrNoChange) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
+
+// Version reports the schema version and whether a migration failed midway.
+func (db *DB) Version() (uint, bool, error) {
+	m, err := db.migrator()
+	if err != nil {
+		return 0, false, err
+	}
+	v, dirty, err := m.Version()
+	if errors.Is(err, migrate.ErrNilVersion) {
+		return 0, false, nil
+	}
+	return v, dirty, err
+}
+
+// migrator is deliberately never closed: Close would close the shared
+// writer *sql.DB underneath the rest of the store.
+func (db *DB) migrator() (*migrate.Migrate, error) {
+	src, err := iofs.New(migrations.FS, ".")
+	if err != nil {
+		return nil, err
+	}
+	drv, err := migratesqlite.WithInstance(db.write, &migratesqlite.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return migrate.NewWithInstance("iofs", src, "sqlite", drv)
+}
+
+// Close stops the write batcher, then checkpoints and closes the database.
+func (db *DB) Close() error {
+	if !db.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	if db.batch != nil {
+		db.batch.close()
+	}
+	// A checkpoint on clean shutdown leaves a compact main file; WAL
+	// recovery would handle it anyway after a crash.
+	_, _ = db.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
+	return db.close()
+}
+
+func (db *DB) close() error {
+	return errors.Join(db.read.Close(), db.write.Close())
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	return db.read.PingContext(ctx)
+}
+
+// Tx is a write transaction with the moment it started, so every row it
+// writes carries one consistent time.
+type Tx struct {
+	*sql.Tx
+	db       *DB
+	now      time.Time
+	changed  bool // campaigns, content or audiences changed: bump the generation
+	enqueued bool // webhook deliveries were queued: wake the dispatcher
+	after    []func()
+}
+
+// begin starts a write transaction (BEGIN IMMEDIATE through the DSN).
+func (db *DB) begin(ctx context.Context) (*Tx, error) {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Tx{Tx: tx, db: db, now: db.Now().UTC()}, nil
+}
+
+// commit commits and then publishes what the transaction changed. Cache
+// invalidation happens after the commit so a reader can never cache a
+// snapshot older than the generation it is tagged with.
+func (tx *Tx) commit() error {
+	if err := tx.Tx.Commit(); err != nil {
+		return err
+	}
+	if tx.changed {
+		tx.db.gen.Add(1)
+	}
+	for _, f := range tx.after {
+		f()
+	}
+	if tx.enqueued && tx.db.Notify != nil {
+		tx.db.Notify()
+	}
+	return nil
+}
+
+// withTx runs fn in one write transaction: it all happens or none of it does.
+func (db *DB) withTx(ctx context.Context, fn func(tx *Tx) error) error {
+	tx, err := db.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.commit()
+}
+
+// ms converts a time to the stored integer milliseconds.
+func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// fromMS converts stored milliseconds back to UTC time.
+func fromMS(v int64) time.Time { return time.UnixMilli(v).UTC() }
+
+func nullMS(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := fromMS(v.Int64)
+	return &t
+}
+
+func msPtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return ms(*t)
+}
