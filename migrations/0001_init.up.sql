@@ -47,8 +47,10 @@ CREATE TABLE audiences (
 );
 CREATE INDEX audiences_app ON audiences(app_id, status, id);
 
+-- AUTOINCREMENT: ids are never reused, so in-memory caches keyed by a
+-- deleted campaign's or variant's id can never answer for a new one.
 CREATE TABLE campaigns (
-    id              INTEGER PRIMARY KEY,
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
     app_id          INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
     name            TEXT    NOT NULL,
     description     TEXT    NOT NULL DEFAULT '',
@@ -73,7 +75,7 @@ CREATE INDEX campaigns_status ON campaigns(status, start_at, end_at);
 -- impressions and conversions are counters kept in the same transaction as
 -- the assignment or conversion they count, so analytics read a few rows.
 CREATE TABLE campaign_variants (
-    id                 INTEGER PRIMARY KEY,
+    id                 INTEGER PRIMARY KEY AUTOINCREMENT,
     campaign_id        INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
     name               TEXT    NOT NULL,
     content_view_id    INTEGER NOT NULL,

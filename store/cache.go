@@ -1,5 +1,301 @@
 package store
 
-type campaignCache struct{}
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"hash/maphash"
+	"math"
+	"sync"
 
-func newCampaignCache() *campaignCache { return &campaignCache{} }
+	"service/jsonjs"
+)
+
+// liveCampaign is what the SDK hot paths need of a campaign, read from
+// SQLite once per change instead of once per request.
+type liveCampaign struct {
+	id, appID  int64
+	status     string
+	start, end int64 // ms; math.MinInt64 / math.MaxInt64 when unset
+	audienceID int64 // 0: everyone
+	roundRobin bool
+	goal       string
+	variants   []liveVariant // ascending id: the order of the hash ranges
+	weights    []float64
+}
+
+type liveVariant struct {
+	id int64
+	// answer is the variant response up to `"impressionRecorded":`, encoded
+	// once, so a returning user's answer is two appends.
+	answer []byte
+}
+
+func (c *liveCampaign) variantIndex(id int64) int {
+	for i := range c.variants {
+		if c.variants[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// running reports whether the campaign counts impressions at now: active
+// and inside [startDate, endDate), whether or not the scheduler has ticked.
+func (c *liveCampaign) running(now int64) bool {
+	return c.status == CampaignActive && now >= c.start && now < c.end
+}
+
+// campaignCache holds live campaigns for the generation of the database
+// they were read at. Any committed change to campaigns, content or
+// audiences bumps the generation, and the next lookup drops everything:
+// changes are rare next to reads, and a full flush cannot miss a
+// dependency (a content edit changes every campaign showing it).
+type campaignCache struct {
+	mu     sync.RWMutex
+	gen    uint64
+	byID   map[int64]*liveCampaign
+	active map[int64][]*liveCampaign // app -> active campaigns, by id
+}
+
+func newCampaignCache() *campaignCache {
+	return &campaignCache{byID: map[int64]*liveCampaign{}, active: map[int64][]*liveCampaign{}}
+}
+
+func (c *campaignCache) get(gen uint64, id int64) (*liveCampaign, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gen != gen {
+		return nil, false
+	}
+	lc, ok := c.byID[id]
+	return lc, ok
+}
+
+func (c *campaignCache) getActive(gen uint64, app int64) ([]*liveCampaign, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gen != gen {
+		return nil, false
+	}
+	l, ok := c.active[app]
+	return l, ok
+}
+
+// put stores what was read at generation gen, unless the cache has moved
+// past it: data read before a change must not outlive the change.
+func (c *campaignCache) put(gen uint64, fn func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen < gen {
+		c.gen = gen
+		c.byID = map[int64]*liveCampaign{}
+		c.active = map[int64][]*liveCampaign{}
+	}
+	if c.gen == gen {
+		fn()
+	}
+}
+
+// liveCampaign returns the campaign of the app from memory, reading it once
+// per generation. A campaign of another app is not found.
+func (db *DB) liveCampaign(ctx context.Context, appID, id int64) (*liveCampaign, error) {
+	gen := db.gen.Load()
+	if lc, ok := db.cache.get(gen, id); ok {
+		if lc.appID != appID {
+			return nil, notFound("campaign")
+		}
+		return lc, nil
+	}
+	lc, err := db.loadLive(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	db.cache.put(gen, func() { db.cache.byID[id] = lc })
+	if lc.appID != appID {
+		return nil, notFound("campaign")
+	}
+	return lc, nil
+}
+
+// activeCampaigns returns the app's active campaigns from memory.
+func (db *DB) activeCampaigns(ctx context.Context, appID int64) ([]*liveCampaign, error) {
+	gen := db.gen.Load()
+	if l, ok := db.cache.getActive(gen, appID); ok {
+		return l, nil
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM campaigns WHERE app_id = ? AND status = 'active' ORDER BY id`, appID)
+	if err != nil {
+		return nil, err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	list := make([]*liveCampaign, 0, len(ids))
+	for _, id := range ids {
+		lc, err := db.liveCampaign(ctx, appID, id)
+		if ErrorCode(err) == ENOTFOUND {
+			continue // deleted meanwhile
+		} else if err != nil {
+			return nil, err
+		}
+		list = append(list, lc)
+	}
+	db.cache.put(gen, func() { db.cache.active[appID] = list })
+	return list, nil
+}
+
+// loadLive reads a campaign, its variants and their content blocks, and
+// pre-encodes each variant's answer.
+func (db *DB) loadLive(ctx context.Context, id int64) (*liveCampaign, error) {
+	lc := &liveCampaign{id: id, start: math.MinInt64, end: math.MaxInt64}
+	var start, end, audience sql.NullInt64
+	var goal sql.NullString
+	var assignment string
+	err := db.read.QueryRowContext(ctx, `SELECT app_id, status, start_at, end_at, audience_id, assignment_type, goal_event_id FROM campaigns WHERE id = ?`, id).
+		Scan(&lc.appID, &lc.status, &start, &end, &audience, &assignment, &goal)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("campaign")
+	} else if err != nil {
+		return nil, err
+	}
+	if start.Valid {
+		lc.start = start.Int64
+	}
+	if end.Valid {
+		lc.end = end.Int64
+	}
+	lc.audienceID = audience.Int64
+	lc.roundRobin = assignment == AssignRoundRobin
+	lc.goal = goal.String
+	rows, err := db.read.QueryContext(ctx, `
+		SELECT v.id, v.name, v.traffic_allocation, c.id, c.name, c.status, c.items
+		FROM campaign_variants v LEFT JOIN content_views c ON c.id = v.content_view_id
+		WHERE v.campaign_id = ? ORDER BY v.id`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var vid int64
+		var vname string
+		var weight float64
+		var cid sql.NullInt64
+		var cname, cstatus, items sql.NullString
+		if err := rows.Scan(&vid, &vname, &weight, &cid, &cname, &cstatus, &items); err != nil {
+			return nil, err
+		}
+		lc.variants = append(lc.variants, liveVariant{id: vid, answer: variantAnswer(id, vid, vname, cid, cname, cstatus, items)})
+		lc.weights = append(lc.weights, weight)
+	}
+	return lc, rows.Err()
+}
+
+func variantAnswer(campaignID, variantID int64, name string, cid sql.NullInt64, cname, cstatus, items sql.NullString) []byte {
+	b := []byte(`{"campaignId":`)
+	b = appendInt(b, campaignID)
+	b = append(b, `,"variantId":`...)
+	b = appendInt(b, variantID)
+	b = append(b, `,"variantName":`...)
+	b = jsonjs.AppendQuote(b, name)
+	if !cid.Valid {
+		// The block was deleted under a finished campaign; nothing to show.
+		return append(b, `,"contentViewId":null,"contentView":null,"impressionRecorded":`...)
+	}
+	b = append(b, `,"contentViewId":`...)
+	b = appendInt(b, cid.Int64)
+	b = append(b, `,"contentView":{"id":`...)
+	b = appendInt(b, cid.Int64)
+	b = append(b, `,"name":`...)
+	b = jsonjs.AppendQuote(b, cname.String)
+	b = append(b, `,"status":`...)
+	b = jsonjs.AppendQuote(b, cstatus.String)
+	b = append(b, `,"items":`...)
+	if json.Valid([]byte(items.String)) {
+		b = append(b, items.String...)
+	} else {
+		b = append(b, `[]`...)
+	}
+	return append(b, `},"impressionRecorded":`...)
+}
+
+func appendInt(b []byte, v int64) []byte {
+	if v < 0 {
+		b = append(b, '-')
+		v = -v
+	}
+	var tmp [20]byte
+	i := len(tmp)
+	for {
+		i--
+		tmp[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return append(b, tmp[i:]...)
+}
+
+// userCache is a bounded, sharded map from (scope id, kind, user) to an id:
+// campaign assignments (scope = campaign, value = variant id) and known
+// users (scope = app). When a shard fills it is cleared: a miss costs one
+// indexed read, so forgetting is cheap, and memory stays bounded.
+type userCache struct {
+	seed   maphash.Seed
+	shards [64]userShard
+	limit  int
+}
+
+type userShard struct {
+	mu sync.RWMutex
+	m  map[userKey]int64
+}
+
+type userKey struct {
+	scope int64
+	kind  byte // 'u' userId, 's' sessionId
+	user  string
+}
+
+func newUserCache(perShard int) *userCache {
+	c := &userCache{seed: maphash.MakeSeed(), limit: perShard}
+	for i := range c.shards {
+		c.shards[i].m = map[userKey]int64{}
+	}
+	return c
+}
+
+func (c *userCache) shard(k userKey) *userShard {
+	h := maphash.String(c.seed, k.user) ^ uint64(k.scope)*0x9E3779B97F4A7C15
+	return &c.shards[h%uint64(len(c.shards))]
+}
+
+func (c *userCache) get(k userKey) (int64, bool) {
+	s := c.shard(k)
+	s.mu.RLock()
+	v, ok := s.m[k]
+	s.mu.RUnlock()
+	return v, ok
+}
+
+func (c *userCache) put(k userKey, v int64) {
+	s := c.shard(k)
+	s.mu.Lock()
+	if len(s.m) >= c.limit {
+		clear(s.m)
+	}
+	s.m[k] = v
+	s.mu.Unlock()
+}

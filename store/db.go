@@ -36,10 +36,14 @@ type DB struct {
 	// views tagged with an older generation are stale.
 	gen atomic.Uint64
 
-	keys   sync.Map // [32]byte key hash -> cachedKey
-	cache  *campaignCache
-	batch  *batcher
-	closed atomic.Bool
+	keys  sync.Map // [32]byte key hash -> cachedKey
+	cache *campaignCache
+	// assigned maps (campaign, user) to the variant; known marks users
+	// already recorded. Both spare the hot paths a query per request.
+	assigned *userCache
+	known    *userCache
+	batch    *batcher
+	closed   atomic.Bool
 
 	// Notify, when set, is called after a commit that queued webhook
 	// deliveries, so the dispatcher wakes without polling.
@@ -99,6 +103,8 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 		}
 	}
 	db.cache = newCampaignCache()
+	db.assigned = newUserCache(1 << 16)
+	db.known = newUserCache(1 << 14)
 	db.batch = newBatcher(db)
 	return db, nil
 }

@@ -1,0 +1,202 @@
+package handlers
+
+import (
+	"net/http"
+	"sync"
+
+	"service/store"
+)
+
+func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
+	status, ok := enumQuery(w, r, "status", store.CampaignStatuses...)
+	if !ok {
+		return
+	}
+	o, ok := listOptions(w, r, 20, 100)
+	if !ok {
+		return
+	}
+	list, p, err := s.DB.FindCampaigns(r.Context(), appID(r), status, o)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*store.Campaign]{list, p})
+}
+
+func (s *Server) handleCampaignCreate(w http.ResponseWriter, r *http.Request) {
+	var in store.CampaignInput
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	key := keyFrom(r.Context())
+	c, err := s.DB.CreateCampaign(r.Context(), key.AppID, key.ID, in)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, c)
+}
+
+func (s *Server) handleCampaignGet(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	c, err := s.DB.FindCampaignByID(r.Context(), appID(r), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+func (s *Server) handleCampaignUpdate(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	var in store.CampaignInput
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	c, err := s.DB.UpdateCampaign(r.Context(), appID(r), id, in)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+func (s *Server) handleCampaignStatus(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	var in struct {
+		Status *string `json:"status"`
+	}
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	if in.Status == nil {
+		fieldError(w, "status", "is required")
+		return
+	}
+	c, err := s.DB.SetCampaignStatus(r.Context(), appID(r), id, *in.Status)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+func (s *Server) handleCampaignUnarchive(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	c, err := s.DB.UnarchiveCampaign(r.Context(), appID(r), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+func (s *Server) handleCampaignDelete(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	if err := s.DB.DeleteCampaign(r.Context(), appID(r), id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id})
+}
+
+// answerBuf recycles the hot paths' answer buffers.
+var answerBuf = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+// decodeVariantRequest reads and checks the SDK's variant body.
+func decodeVariantRequest(w http.ResponseWriter, r *http.Request, req *store.VariantRequest) bool {
+	if !decodeJSON(w, r, req) {
+		return false
+	}
+	fe := store.FieldErrors{}
+	if req.UserID == "" && req.SessionID == "" {
+		fe.Add("userId", "userId or sessionId is required")
+	}
+	if len(req.UserID) > 256 {
+		fe.Add("userId", "must be at most 256 characters")
+	}
+	if len(req.SessionID) > 256 {
+		fe.Add("sessionId", "must be at most 256 characters")
+	}
+	if len(req.Attributes) > 100 {
+		fe.Add("attributes", "must have at most 100 keys")
+	}
+	if err := fe.Err(); err != nil {
+		e := err.(*store.Error)
+		invalid(w, e.Message, e.Details)
+		return false
+	}
+	return true
+}
+
+func (s *Server) handleVariant(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "campaignId")
+	if !ok {
+		return
+	}
+	var req store.VariantRequest
+	if !decodeVariantRequest(w, r, &req) {
+		return
+	}
+	bp := answerBuf.Get().(*[]byte)
+	defer answerBuf.Put(bp)
+	b, err := s.DB.Variant(r.Context(), appID(r), id, &req, (*bp)[:0])
+	*bp = b[:0]
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeRaw(w, http.StatusOK, b)
+}
+
+func (s *Server) handleVariants(w http.ResponseWriter, r *http.Request) {
+	var req store.VariantRequest
+	if !decodeVariantRequest(w, r, &req) {
+		return
+	}
+	bp := answerBuf.Get().(*[]byte)
+	defer answerBuf.Put(bp)
+	b, err := s.DB.Variants(r.Context(), appID(r), &req, (*bp)[:0])
+	*bp = b[:0]
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeRaw(w, http.StatusOK, b)
+}
+
+// writeRaw writes an already encoded JSON body.
+func writeRaw(w http.ResponseWriter, status int, b []byte) {
+	w.Header()["Content-Type"] = jsonContentType
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func (s *Server) handleCampaignAnalytics(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	a, err := s.DB.CampaignAnalytics(r.Context(), appID(r), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}

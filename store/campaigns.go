@@ -1,0 +1,757 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Campaign statuses.
+const (
+	CampaignDraft     = "draft"
+	CampaignActive    = "active"
+	CampaignPaused    = "paused"
+	CampaignCompleted = "completed"
+	CampaignArchived  = "archived"
+)
+
+// Assignment types.
+const (
+	AssignWeighted   = "weighted"
+	AssignRoundRobin = "round_robin"
+)
+
+// Variant limits per campaign.
+const (
+	MinVariants = 2
+	MaxVariants = 20
+)
+
+// Campaign is a time-bound A/B test over content blocks.
+type Campaign struct {
+	ID             int64      `json:"id"`
+	AppID          int64      `json:"appId"`
+	Name           string     `json:"name"`
+	Description    string     `json:"description"`
+	Status         string     `json:"status"`
+	StartDate      *Time      `json:"startDate"`
+	EndDate        *Time      `json:"endDate"`
+	Timezone       string     `json:"timezone"`
+	GoalEventID    *string    `json:"goalEventId"`
+	AudienceID     *int64     `json:"audienceId"`
+	AssignmentType string     `json:"assignmentType"`
+	Variants       []*Variant `json:"variants"`
+	Analytics      *Totals    `json:"analytics,omitempty"`
+	CreatedBy      *int64     `json:"createdBy"`
+	CreatedAt      Time       `json:"createdAt"`
+	UpdatedAt      Time       `json:"updatedAt"`
+
+	archivedFrom string
+}
+
+// Variant is one arm of a campaign, showing one content block.
+type Variant struct {
+	ID                int64   `json:"id"`
+	CampaignID        int64   `json:"campaignId"`
+	Name              string  `json:"name"`
+	ContentViewID     int64   `json:"contentViewId"`
+	TrafficAllocation float64 `json:"trafficAllocation"`
+	IsControl         bool    `json:"isControl"`
+	Impressions       int64   `json:"impressions"`
+	Conversions       int64   `json:"conversions"`
+	ConversionRate    float64 `json:"conversionRate"`
+}
+
+// Totals are the analytics a campaign carries on GET.
+type Totals struct {
+	TotalImpressions int64 `json:"totalImpressions"`
+	TotalConversions int64 `json:"totalConversions"`
+}
+
+// CampaignInput is a create or a partial update. AudienceID is raw so that
+// an explicit null (target everyone) differs from leaving it out.
+type CampaignInput struct {
+	Name           *string         `json:"name"`
+	Description    *string         `json:"description"`
+	Status         *string         `json:"status"`
+	StartDate      json.RawMessage `json:"startDate"`
+	EndDate        json.RawMessage `json:"endDate"`
+	Timezone       *string         `json:"timezone"`
+	GoalEventID    json.RawMessage `json:"goalEventId"`
+	AudienceID     json.RawMessage `json:"audienceId"`
+	AssignmentType *string         `json:"assignmentType"`
+	Variants       *[]VariantInput `json:"variants"`
+}
+
+// VariantInput is one variant of a create or a draft's update.
+type VariantInput struct {
+	Name              *string  `json:"name"`
+	ContentViewID     *int64   `json:"contentViewId"`
+	TrafficAllocation *float64 `json:"trafficAllocation"`
+	IsControl         *bool    `json:"isControl"`
+}
+
+// moves is the campaign state machine: from -> allowed targets.
+var moves = map[string][]string{
+	CampaignDraft:     {CampaignActive, CampaignArchived},
+	CampaignActive:    {CampaignPaused, CampaignCompleted},
+	CampaignPaused:    {CampaignActive, CampaignCompleted},
+	CampaignCompleted: {CampaignArchived},
+}
+
+func canMove(from, to string) bool {
+	for _, t := range moves[from] {
+		if t == to {
+			return true
+		}
+	}
+	return false
+}
+
+// CampaignStatuses are the statuses a list may filter by.
+var CampaignStatuses = []string{CampaignDraft, CampaignActive, CampaignPaused, CampaignCompleted, CampaignArchived}
+
+// parseDate reads a campaign date: any RFC 3339 timestamp, or a date and
+// time without offset (or a bare date) read in the campaign's timezone.
+func parseDate(raw json.RawMessage, loc *time.Location) (*time.Time, bool, error) {
+	if len(raw) == 0 {
+		return nil, false, nil
+	}
+	if string(raw) == "null" {
+		return nil, true, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, true, errors.New("must be an ISO 8601 timestamp string")
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		t = t.UTC()
+		return &t, true, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			t = t.UTC()
+			return &t, true, nil
+		}
+	}
+	return nil, true, errors.New("must be an ISO 8601 timestamp")
+}
+
+// campaignEdit is a validated change, ready to write.
+type campaignEdit struct {
+	name, description    *string
+	status               *string
+	start, end           *time.Time
+	setStart, setEnd     bool
+	timezone             *string
+	goal                 *string
+	setGoal              bool
+	audience             *int64
+	setAudience          bool
+	assignment           *string
+	variants             []VariantInput
+	setVariants          bool
+	startDateSet, endSet bool
+}
+
+// validate checks the fields of in that can be checked without the
+// database, and resolves dates in the timezone (the current one, tz, when
+// the input does not change it).
+func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campaignEdit {
+	ed := &campaignEdit{name: in.Name, description: in.Description, status: in.Status, assignment: in.AssignmentType, timezone: in.Timezone}
+	if create || in.Name != nil {
+		if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
+			fe.Add("name", "is required")
+		} else if len(*in.Name) > MaxNameLen {
+			fe.Add("name", fmt.Sprintf("must be at most %d characters", MaxNameLen))
+		} else {
+			n := strings.TrimSpace(*in.Name)
+			ed.name = &n
+		}
+	}
+	if in.Description != nil && len(*in.Description) > 5000 {
+		fe.Add("description", "must be at most 5000 characters")
+	}
+	if in.Status != nil {
+		ok := false
+		for _, s := range CampaignStatuses {
+			ok = ok || s == *in.Status
+		}
+		if !ok {
+			fe.Add("status", "must be one of draft, active, paused, completed, archived")
+		} else if create && *in.Status != CampaignDraft && *in.Status != CampaignActive {
+			fe.Add("status", "must be draft or active on create")
+		}
+	}
+	loc := time.UTC
+	if in.Timezone != nil {
+		l, err := time.LoadLocation(*in.Timezone)
+		if err != nil || *in.Timezone == "" || *in.Timezone == "Local" {
+			fe.Add("timezone", "must be an IANA time zone name such as Europe/Berlin")
+		} else {
+			loc = l
+		}
+	} else if l, err := time.LoadLocation(tz); err == nil {
+		loc = l
+	}
+	var err error
+	if ed.start, ed.setStart, err = parseDate(in.StartDate, loc); err != nil {
+		fe.Add("startDate", err.Error())
+	}
+	if ed.end, ed.setEnd, err = parseDate(in.EndDate, loc); err != nil {
+		fe.Add("endDate", err.Error())
+	}
+	if len(in.GoalEventID) > 0 {
+		ed.setGoal = true
+		if string(in.GoalEventID) != "null" {
+			var g string
+			if json.Unmarshal(in.GoalEventID, &g) != nil || strings.TrimSpace(g) == "" || len(g) > 200 {
+				fe.Add("goalEventId", "must be a non-empty string of at most 200 characters, or null")
+			} else {
+				ed.goal = &g
+			}
+		}
+	}
+	if len(in.AudienceID) > 0 {
+		ed.setAudience = true
+		if string(in.AudienceID) != "null" {
+			var a int64
+			if json.Unmarshal(in.AudienceID, &a) != nil || a < 1 {
+				fe.Add("audienceId", "must be an audience id or null")
+			} else {
+				ed.audience = &a
+			}
+		}
+	}
+	if in.AssignmentType != nil && *in.AssignmentType != AssignWeighted && *in.AssignmentType != AssignRoundRobin {
+		fe.Add("assignmentType", "must be weighted or round_robin")
+	}
+	if in.Variants != nil || create {
+		ed.setVariants = true
+		if in.Variants == nil {
+			fe.Add("variants", "is required")
+		} else {
+			ed.variants = validateVariants(*in.Variants, fe)
+		}
+	}
+	return ed
+}
+
+// validateVariants checks counts, allocations and the control, and fills
+// in defaults: equal split when no allocation is given, the first variant
+// as control when none is marked, "Variant A", "Variant B"... as names.
+func validateVariants(vs []VariantInput, fe FieldErrors) []VariantInput {
+	if len(vs) < MinVariants || len(vs) > MaxVariants {
+		fe.Add("variants", fmt.Sprintf("must have between %d and %d variants", MinVariants, MaxVariants))
+		return nil
+	}
+	out := make([]VariantInput, len(vs))
+	withAlloc, controls := 0, 0
+	sum := 0.0
+	for i, v := range vs {
+		p := fmt.Sprintf("variants[%d]", i)
+		if v.ContentViewID == nil {
+			fe.Add(p+".contentViewId", "is required")
+		} else if *v.ContentViewID < 1 {
+			fe.Add(p+".contentViewId", "must be a content view id")
+		}
+		if v.Name != nil && (strings.TrimSpace(*v.Name) == "" || len(*v.Name) > MaxNameLen) {
+			fe.Add(p+".name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
+		}
+		if v.TrafficAllocation != nil {
+			withAlloc++
+			a := *v.TrafficAllocation
+			if math.IsNaN(a) || a < 0 || a > 100 {
+				fe.Add(p+".trafficAllocation", "must be between 0 and 100")
+			}
+			sum += a
+		}
+		if v.IsControl != nil && *v.IsControl {
+			controls++
+		}
+		out[i] = v
+		if v.Name == nil {
+			name := "Variant " + variantLetter(i)
+			out[i].Name = &name
+		}
+	}
+	switch {
+	case withAlloc == 0:
+		// Equal split in hundredths, the remainder on the last variant, so
+		// the weights sum to exactly 100.
+		each := 10000 / len(vs)
+		for i := range out {
+			w := each
+			if i == len(out)-1 {
+				w = 10000 - each*(len(vs)-1)
+			}
+			a := float64(w) / 100
+			out[i].TrafficAllocation = &a
+		}
+	case withAlloc != len(vs):
+		fe.Add("variants", "trafficAllocation must be given for every variant or for none")
+	case math.Abs(sum-100) > 0.01:
+		fe.Add("variants", fmt.Sprintf("trafficAllocation must sum to 100 (got %g)", sum))
+	}
+	switch {
+	case controls > 1:
+		fe.Add("variants", "exactly one variant may be the control")
+	case controls == 0:
+		t := true
+		out[0].IsControl = &t
+	}
+	return out
+}
+
+func variantLetter(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return fmt.Sprint(i + 1)
+}
+
+// checkRefs checks, inside tx, that variants name live content blocks of the
+// app and that the audience is an active audience of the app.
+func (tx *Tx) checkRefs(appID int64, ed *campaignEdit, fe FieldErrors) error {
+	for i, v := range ed.variants {
+		if v.ContentViewID == nil {
+			continue
+		}
+		var status string
+		err := tx.QueryRow(`SELECT status FROM content_views WHERE id = ? AND app_id = ?`, *v.ContentViewID, appID).Scan(&status)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			fe.Add(fmt.Sprintf("variants[%d].contentViewId", i), "no such content view in this app")
+		case err != nil:
+			return err
+		case status == ContentArchived:
+			fe.Add(fmt.Sprintf("variants[%d].contentViewId", i), "content view is archived")
+		}
+	}
+	if ed.audience != nil {
+		var status string
+		err := tx.QueryRow(`SELECT status FROM audiences WHERE id = ? AND app_id = ?`, *ed.audience, appID).Scan(&status)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			fe.Add("audienceId", "no such audience in this app")
+		case err != nil:
+			return err
+		case status != "active":
+			fe.Add("audienceId", "audience is archived")
+		}
+	}
+	return nil
+}
+
+// CreateCampaign creates a campaign with its variants in one transaction.
+func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, in CampaignInput) (*Campaign, error) {
+	fe := FieldErrors{}
+	tz := "UTC"
+	if in.Timezone != nil {
+		tz = *in.Timezone
+	}
+	ed := in.validate(true, tz, fe)
+	if ed.start != nil && ed.end != nil && !ed.end.After(*ed.start) {
+		fe.Add("endDate", "must be after startDate")
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	var id int64
+	err := db.withTx(ctx, func(tx *Tx) error {
+		if err := tx.checkRefs(appID, ed, fe); err != nil {
+			return err
+		}
+		if err := fe.Err(); err != nil {
+			return err
+		}
+		desc := ""
+		if ed.description != nil {
+			desc = *ed.description
+		}
+		assignment := AssignWeighted
+		if ed.assignment != nil {
+			assignment = *ed.assignment
+		}
+		res, err := tx.Exec(`INSERT INTO campaigns (app_id, name, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, created_by, created_at, updated_at)
+			VALUES (?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			appID, *ed.name, desc, msPtr(ed.start), msPtr(ed.end), tz, ed.goal, ed.audience, assignment, createdBy, ms(tx.now), ms(tx.now))
+		if err != nil {
+			return err
+		}
+		id, _ = res.LastInsertId()
+		if err := tx.insertVariants(id, ed.variants); err != nil {
+			return err
+		}
+		tx.changed = true
+		if ed.status != nil && *ed.status == CampaignActive {
+			return tx.move(appID, id, CampaignActive)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.FindCampaignByID(ctx, appID, id)
+}
+
+func (tx *Tx) insertVariants(campaignID int64, vs []VariantInput) error {
+	for _, v := range vs {
+		if _, err := tx.Exec(`INSERT INTO campaign_variants (campaign_id, name, content_view_id, traffic_allocation, is_control) VALUES (?, ?, ?, ?, ?)`,
+			campaignID, strings.TrimSpace(*v.Name), *v.ContentViewID, *v.TrafficAllocation, v.IsControl != nil && *v.IsControl); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const campaignColumns = `id, app_id, name, description, status, archived_from, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, created_by, created_at, updated_at`
+
+func scanCampaign(row scanner) (*Campaign, error) {
+	c := &Campaign{}
+	var archivedFrom, goal sql.NullString
+	var start, end, audience, createdBy sql.NullInt64
+	var created, updated int64
+	if err := row.Scan(&c.ID, &c.AppID, &c.Name, &c.Description, &c.Status, &archivedFrom, &start, &end, &c.Timezone,
+		&goal, &audience, &c.AssignmentType, &createdBy, &created, &updated); err != nil {
+		return nil, err
+	}
+	c.archivedFrom = archivedFrom.String
+	c.StartDate, c.EndDate = TimePtr(nullMS(start)), TimePtr(nullMS(end))
+	if goal.Valid {
+		c.GoalEventID = &goal.String
+	}
+	if audience.Valid {
+		c.AudienceID = &audience.Int64
+	}
+	if createdBy.Valid {
+		c.CreatedBy = &createdBy.Int64
+	}
+	c.CreatedAt, c.UpdatedAt = NewTime(fromMS(created)), NewTime(fromMS(updated))
+	return c, nil
+}
+
+type querier interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
+}
+
+func findCampaign(ctx context.Context, q querier, appID, id int64) (*Campaign, error) {
+	c, err := scanCampaign(q.QueryRowContext(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE id = ? AND app_id = ?`, id, appID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("campaign")
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.Variants, err = findVariants(ctx, q, id)
+	return c, err
+}
+
+func findVariants(ctx context.Context, q querier, campaignID int64) ([]*Variant, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, name, content_view_id, traffic_allocation, is_control, impressions, conversions
+		FROM campaign_variants WHERE campaign_id = ? ORDER BY id`, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	vs := []*Variant{}
+	for rows.Next() {
+		v := &Variant{CampaignID: campaignID}
+		if err := rows.Scan(&v.ID, &v.Name, &v.ContentViewID, &v.TrafficAllocation, &v.IsControl, &v.Impressions, &v.Conversions); err != nil {
+			return nil, err
+		}
+		if v.Impressions > 0 {
+			v.ConversionRate = float64(v.Conversions) / float64(v.Impressions) * 100
+		}
+		vs = append(vs, v)
+	}
+	return vs, rows.Err()
+}
+
+// FindCampaignByID returns a campaign with its variants and totals.
+func (db *DB) FindCampaignByID(ctx context.Context, appID, id int64) (*Campaign, error) {
+	c, err := findCampaign(ctx, db.read, appID, id)
+	if err != nil {
+		return nil, err
+	}
+	t := &Totals{}
+	for _, v := range c.Variants {
+		t.TotalImpressions += v.Impressions
+		t.TotalConversions += v.Conversions
+	}
+	c.Analytics = t
+	return c, nil
+}
+
+// FindCampaigns lists an app's campaigns, newest first. Archived campaigns
+// are listed only when asked for by status.
+func (db *DB) FindCampaigns(ctx context.Context, appID int64, status string, o ListOptions) ([]*Campaign, Pagination, error) {
+	where, args := `app_id = ? AND status != 'archived'`, []any{appID}
+	if status != "" {
+		where, args = `app_id = ? AND status = ?`, []any{appID, status}
+	}
+	var total int
+	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM campaigns WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, Pagination{}, err
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE `+where+` ORDER BY id DESC LIMIT ? OFFSET ?`,
+		append(args, o.Limit, o.offset())...)
+	if err != nil {
+		return nil, Pagination{}, err
+	}
+	list := []*Campaign{}
+	for rows.Next() {
+		c, err := scanCampaign(rows)
+		if err != nil {
+			rows.Close()
+			return nil, Pagination{}, err
+		}
+		list = append(list, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, Pagination{}, err
+	}
+	for _, c := range list {
+		if c.Variants, err = findVariants(ctx, db.read, c.ID); err != nil {
+			return nil, Pagination{}, err
+		}
+	}
+	return list, newPagination(o, total), nil
+}
+
+// refusedField names the first field of ed that the state does not let a
+// PATCH change, or "" when all may change.
+func refusedField(status string, ed *campaignEdit) string {
+	switch status {
+	case CampaignDraft:
+		return ""
+	case CampaignActive, CampaignPaused:
+		switch {
+		case ed.setVariants:
+			return "variants"
+		case ed.setGoal:
+			return "goalEventId"
+		case ed.setAudience:
+			return "audienceId"
+		case ed.assignment != nil:
+			return "assignmentType"
+		case ed.setStart:
+			return "startDate"
+		case ed.timezone != nil:
+			return "timezone"
+		}
+	default:
+		switch {
+		case ed.setVariants:
+			return "variants"
+		case ed.setGoal:
+			return "goalEventId"
+		case ed.setAudience:
+			return "audienceId"
+		case ed.assignment != nil:
+			return "assignmentType"
+		case ed.setStart:
+			return "startDate"
+		case ed.setEnd:
+			return "endDate"
+		case ed.timezone != nil:
+			return "timezone"
+		}
+	}
+	return ""
+}
+
+// UpdateCampaign applies a partial update, and a move when status is given,
+// in one transaction. What may change depends on the state.
+func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignInput) (*Campaign, error) {
+	err := db.withTx(ctx, func(tx *Tx) error {
+		cur, err := findCampaign(ctx, tx, appID, id)
+		if err != nil {
+			return err
+		}
+		fe := FieldErrors{}
+		ed := in.validate(false, cur.Timezone, fe)
+		// The state's refusal comes first: no value of a refused field is
+		// acceptable, so its validation errors would only mislead.
+		if f := refusedField(cur.Status, ed); f != "" {
+			return &Error{Code: EINVALID, Message: fmt.Sprintf("%s cannot be changed while the campaign is %s", f, cur.Status),
+				Details: map[string]any{"field": f, "status": cur.Status, "fields": map[string]any{f: "cannot be changed while the campaign is " + cur.Status}}}
+		}
+		if err := fe.Err(); err != nil {
+			return err
+		}
+		start, end := timeOf(cur.StartDate), timeOf(cur.EndDate)
+		if ed.setStart {
+			start = ed.start
+		}
+		if ed.setEnd {
+			end = ed.end
+			if cur.Status == CampaignActive || cur.Status == CampaignPaused {
+				switch {
+				case end == nil:
+					fe.Add("endDate", "cannot be removed while the campaign is "+cur.Status)
+				case cur.EndDate != nil && end.Before(cur.EndDate.Time):
+					fe.Add("endDate", "can only be moved later while the campaign is "+cur.Status)
+				case !end.After(tx.now):
+					fe.Add("endDate", "must be in the future")
+				}
+			}
+		}
+		if start != nil && end != nil && !end.After(*start) {
+			fe.Add("endDate", "must be after startDate")
+		}
+		if err := tx.checkRefs(appID, ed, fe); err != nil {
+			return err
+		}
+		if err := fe.Err(); err != nil {
+			return err
+		}
+		set, args := []string{"updated_at = ?"}, []any{ms(tx.now)}
+		add := func(col string, v any) { set = append(set, col+" = ?"); args = append(args, v) }
+		if ed.name != nil {
+			add("name", *ed.name)
+		}
+		if ed.description != nil {
+			add("description", *ed.description)
+		}
+		if ed.setStart {
+			add("start_at", msPtr(ed.start))
+		}
+		if ed.setEnd {
+			add("end_at", msPtr(ed.end))
+		}
+		if ed.timezone != nil {
+			add("timezone", *ed.timezone)
+		}
+		if ed.setGoal {
+			add("goal_event_id", ed.goal)
+		}
+		if ed.setAudience {
+			add("audience_id", ed.audience)
+		}
+		if ed.assignment != nil {
+			add("assignment_type", *ed.assignment)
+		}
+		if _, err := tx.Exec(`UPDATE campaigns SET `+strings.Join(set, ", ")+` WHERE id = ?`, append(args, id)...); err != nil {
+			return err
+		}
+		if ed.setVariants {
+			if _, err := tx.Exec(`DELETE FROM campaign_variants WHERE campaign_id = ?`, id); err != nil {
+				return err
+			}
+			if err := tx.insertVariants(id, ed.variants); err != nil {
+				return err
+			}
+		}
+		tx.changed = true
+		if ed.status != nil && *ed.status != cur.Status {
+			return tx.move(appID, id, *ed.status)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.FindCampaignByID(ctx, appID, id)
+}
+
+func timeOf(t *Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	v := t.Time
+	return &v
+}
+
+// SetCampaignStatus moves a campaign through its state machine.
+func (db *DB) SetCampaignStatus(ctx context.Context, appID, id int64, status string) (*Campaign, error) {
+	ok := false
+	for _, s := range CampaignStatuses {
+		ok = ok || s == status
+	}
+	if !ok {
+		return nil, FieldErrors{"status": "must be one of draft, active, paused, completed, archived"}.Err()
+	}
+	err := db.withTx(ctx, func(tx *Tx) error {
+		var cur string
+		err := tx.QueryRow(`SELECT status FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("campaign")
+		} else if err != nil {
+			return err
+		}
+		if cur == status {
+			return moveError("campaign", cur, status)
+		}
+		return tx.move(appID, id, status)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.FindCampaignByID(ctx, appID, id)
+}
+
+// UnarchiveCampaign returns an archived campaign to the state it was
+// archived from.
+func (db *DB) UnarchiveCampaign(ctx context.Context, appID, id int64) (*Campaign, error) {
+	err := db.withTx(ctx, func(tx *Tx) error {
+		var cur string
+		var from sql.NullString
+		err := tx.QueryRow(`SELECT status, archived_from FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&cur, &from)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("campaign")
+		} else if err != nil {
+			return err
+		}
+		to := from.String
+		if to == "" {
+			to = CampaignCompleted
+		}
+		if cur != CampaignArchived {
+			return moveError("campaign", cur, to)
+		}
+		res, err := tx.Exec(`UPDATE campaigns SET status = ?, archived_from = NULL, updated_at = ? WHERE id = ? AND status = 'archived'`, to, ms(tx.now), id)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return moveError("campaign", cur, to)
+		}
+		tx.changed = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.FindCampaignByID(ctx, appID, id)
+}
+
+// DeleteCampaign deletes a draft, completed or archived campaign with its
+// variants, assignments and counters.
+func (db *DB) DeleteCampaign(ctx context.Context, appID, id int64) error {
+	return db.withTx(ctx, func(tx *Tx) error {
+		var cur string
+		err := tx.QueryRow(`SELECT status FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&cur)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("campaign")
+		} else if err != nil {
+			return err
+		}
+		if cur == CampaignActive || cur == CampaignPaused {
+			return &Error{Code: EINVALID, Message: "an " + cur + " campaign cannot be deleted; complete it first",
+				Details: map[string]any{"status": cur}}
+		}
+		if _, err := tx.Exec(`DELETE FROM campaigns WHERE id = ? AND status = ?`, id, cur); err != nil {
+			return err
+		}
+		tx.changed = true
+		return nil
+	})
+}

@@ -1,0 +1,242 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sort"
+
+	"service/stats"
+)
+
+// Webhook payloads of campaign events, fields in the documented order.
+type campaignStarted struct {
+	CampaignID   int64  `json:"campaignId"`
+	CampaignName string `json:"campaignName"`
+	StartDate    *Time  `json:"startDate"`
+	EndDate      *Time  `json:"endDate"`
+}
+
+type campaignPaused struct {
+	CampaignID   int64  `json:"campaignId"`
+	CampaignName string `json:"campaignName"`
+	PausedAt     Time   `json:"pausedAt"`
+}
+
+type completedAnalytics struct {
+	TotalImpressions        int64   `json:"totalImpressions"`
+	TotalConversions        int64   `json:"totalConversions"`
+	ConversionRate          float64 `json:"conversionRate"`
+	BestVariant             *string `json:"bestVariant"`
+	StatisticalSignificance bool    `json:"statisticalSignificance"`
+	WinningVariant          *string `json:"winningVariant"`
+}
+
+type campaignCompleted struct {
+	CampaignID   int64              `json:"campaignId"`
+	CampaignName string             `json:"campaignName"`
+	CompletedAt  Time               `json:"completedAt"`
+	Analytics    completedAnalytics `json:"analytics"`
+}
+
+type winnerDeclared struct {
+	CampaignID      int64   `json:"campaignId"`
+	CampaignName    string  `json:"campaignName"`
+	Winner          string  `json:"winner"`
+	PValue          float64 `json:"pValue"`
+	ConfidenceLevel float64 `json:"confidenceLevel"`
+	EffectSize      float64 `json:"effectSize"`
+	Interpretation  string  `json:"interpretation"`
+}
+
+// move performs one state-machine move inside tx as a conditional UPDATE
+// on the status it read, so two movers (an API call and the scheduler)
+// can never both apply a move from the same state.
+func (tx *Tx) move(appID, id int64, to string) error {
+	var from, name string
+	var start, end sql.NullInt64
+	err := tx.QueryRow(`SELECT status, name, start_at, end_at FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).
+		Scan(&from, &name, &start, &end)
+	if errors.Is(err, sql.ErrNoRows) {
+		return notFound("campaign")
+	} else if err != nil {
+		return err
+	}
+	if !canMove(from, to) {
+		return moveError("campaign", from, to)
+	}
+	now := ms(tx.now)
+	set, args := "status = ?, updated_at = ?", []any{to, now}
+	switch to {
+	case CampaignActive:
+		if !end.Valid || end.Int64 <= now {
+			return &Error{Code: EINVALID, Message: "a campaign needs an endDate in the future to be active",
+				Details: map[string]any{"from": from, "to": to, "fields": map[string]any{"endDate": "must be set and in the future"}}}
+		}
+		// Activating before the startDate starts the campaign now: an active
+		// campaign that assigns nobody would only confuse.
+		if from == CampaignDraft && (!start.Valid || start.Int64 > now) {
+			start = sql.NullInt64{Int64: now, Valid: true}
+			set += ", start_at = ?"
+			args = append(args, now)
+		}
+		if from == CampaignDraft {
+			set += ", started_at = ?"
+			args = append(args, now)
+		}
+	case CampaignCompleted:
+		set += ", completed_at = ?"
+		args = append(args, now)
+	case CampaignArchived:
+		set += ", archived_from = ?"
+		args = append(args, from)
+	}
+	res, err := tx.Exec(`UPDATE campaigns SET `+set+` WHERE id = ? AND status = ?`, append(args, id, from)...)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return moveError("campaign", from, to)
+	}
+	tx.changed = true
+	switch {
+	case to == CampaignActive && from == CampaignDraft:
+		return tx.emit(appID, EventCampaignStarted, campaignStarted{id, name, TimePtr(nullMS(start)), TimePtr(nullMS(end))})
+	case to == CampaignPaused:
+		return tx.emit(appID, EventCampaignPaused, campaignPaused{id, name, NewTime(tx.now)})
+	case to == CampaignCompleted:
+		return tx.emitCompleted(appID, id, name)
+	}
+	return nil
+}
+
+// emitCompleted emits campaign.completed with the final analytics and,
+// when a significant winner exists, campaign.winner_declared.
+func (tx *Tx) emitCompleted(appID, id int64, name string) error {
+	vs, err := findVariants(context.Background(), tx, id)
+	if err != nil {
+		return err
+	}
+	r := analyze(vs)
+	a := completedAnalytics{
+		TotalImpressions:        r.TotalImpressions,
+		TotalConversions:        r.TotalConversions,
+		ConversionRate:          r.AverageConversionRate,
+		StatisticalSignificance: r.Significant,
+	}
+	best := bestArm(r.Arms)
+	if best >= 0 {
+		a.BestVariant = &r.Arms[best].Name
+	}
+	winner := -1
+	if r.WinnerID != nil {
+		for i, arm := range r.Arms {
+			if arm.ID == *r.WinnerID {
+				winner = i
+			}
+		}
+	}
+	if winner >= 0 {
+		a.WinningVariant = &r.Arms[winner].Name
+	}
+	if err := tx.emit(appID, EventCampaignCompleted, campaignCompleted{id, name, NewTime(tx.now), a}); err != nil {
+		return err
+	}
+	if winner < 0 || r.PValue == nil {
+		return nil
+	}
+	w := r.Arms[winner]
+	other := 0.0
+	for i, arm := range r.Arms {
+		if i != winner && arm.Impressions > 0 && arm.ConversionRate > other {
+			other = arm.ConversionRate
+		}
+	}
+	d := winnerDeclared{CampaignID: id, CampaignName: name, Winner: w.Name, PValue: *r.PValue}
+	if r.ConfidenceLevel != nil {
+		d.ConfidenceLevel = *r.ConfidenceLevel
+	}
+	if r.EffectSize != nil {
+		d.EffectSize = *r.EffectSize
+	}
+	d.Interpretation = stats.Interpretation(w.Name, w.ConversionRate, other, d.ConfidenceLevel)
+	return tx.emit(appID, EventWinnerDeclared, d)
+}
+
+// bestArm is the arm with the highest conversion rate among those with
+// impressions, or -1.
+func bestArm(arms []stats.ArmResult) int {
+	best := -1
+	for i, a := range arms {
+		if a.Impressions > 0 && (best < 0 || a.ConversionRate > arms[best].ConversionRate) {
+			best = i
+		}
+	}
+	return best
+}
+
+// analyze runs the statistics over a campaign's counters.
+func analyze(vs []*Variant) stats.Result {
+	arms := make([]stats.Arm, len(vs))
+	for i, v := range vs {
+		arms[i] = stats.Arm{ID: v.ID, Name: v.Name, Impressions: v.Impressions, Conversions: v.Conversions,
+			Allocation: v.TrafficAllocation, Control: v.IsControl}
+	}
+	return stats.Analyze(arms)
+}
+
+// ScheduleResult says what one scheduler pass did.
+type ScheduleResult struct {
+	Started, Completed []int64
+}
+
+// RunSchedule starts drafts whose startDate has come (and whose endDate has
+// not) and completes active and paused campaigns whose endDate has passed.
+// It catches up after downtime because it acts on dates, not on ticks.
+// Each campaign moves in its own transaction through the same conditional
+// move as the API, so a concurrent API call and the scheduler never both
+// apply a move.
+func (db *DB) RunSchedule(ctx context.Context) (ScheduleResult, error) {
+	var out ScheduleResult
+	now := ms(db.Now())
+	type due struct {
+		app, id int64
+		to      string
+	}
+	var list []due
+	rows, err := db.read.QueryContext(ctx, `
+		SELECT app_id, id, 'active' FROM campaigns WHERE status = 'draft' AND start_at IS NOT NULL AND start_at <= ? AND end_at > ?
+		UNION ALL
+		SELECT app_id, id, 'completed' FROM campaigns WHERE status IN ('active','paused') AND end_at IS NOT NULL AND end_at <= ?`, now, now, now)
+	if err != nil {
+		return out, err
+	}
+	for rows.Next() {
+		var d due
+		if err := rows.Scan(&d.app, &d.id, &d.to); err != nil {
+			rows.Close()
+			return out, err
+		}
+		list = append(list, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return out, err
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
+	var errs []error
+	for _, d := range list {
+		err := db.withTx(ctx, func(tx *Tx) error { return tx.move(d.app, d.id, d.to) })
+		switch {
+		case err == nil && d.to == CampaignActive:
+			out.Started = append(out.Started, d.id)
+		case err == nil:
+			out.Completed = append(out.Completed, d.id)
+		case ErrorCode(err) == EINVALID:
+			// Someone else moved it first; nothing to do.
+		default:
+			errs = append(errs, err)
+		}
+	}
+	return out, errors.Join(errs...)
+}
