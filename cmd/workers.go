@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"service/scheduler"
 	"service/store"
@@ -12,5 +13,8 @@ import (
 func workers(c Config, db *store.DB, log *slog.Logger) []func(context.Context) error {
 	return []func(context.Context) error{
 		(&scheduler.Campaigns{DB: db, Interval: c.SchedulerInterval, Log: log}).Run,
+		// Retention runs often enough that events outlive --retention by at
+		// most a tenth of it (an hour at most), and never busier than 1/s.
+		(&scheduler.Retention{DB: db, Keep: c.Retention, Interval: max(min(c.Retention/10, time.Hour), time.Second), Log: log}).Run,
 	}
 }

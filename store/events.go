@@ -1,0 +1,274 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Event limits.
+const (
+	MaxEventIDLen  = 200
+	MaxMetadata    = 64 << 10
+	MaxEventsLimit = 1000
+)
+
+// EventInput is a logged event as the SDK or a server sends it.
+type EventInput struct {
+	EventID   string          `json:"eventId"`
+	UserID    string          `json:"userId"`
+	SessionID string          `json:"sessionId"`
+	Metadata  json.RawMessage `json:"metadata"`
+	LogID     string          `json:"logId"`
+}
+
+// Validate checks an event before it is queued for writing.
+func (in *EventInput) Validate() error {
+	fe := FieldErrors{}
+	if strings.TrimSpace(in.EventID) == "" {
+		fe.Add("eventId", "is required")
+	} else if len(in.EventID) > MaxEventIDLen {
+		fe.Add("eventId", "must be at most 200 characters")
+	}
+	if len(in.UserID) > 256 {
+		fe.Add("userId", "must be at most 256 characters")
+	}
+	if len(in.SessionID) > 256 {
+		fe.Add("sessionId", "must be at most 256 characters")
+	}
+	if len(in.LogID) > 200 {
+		fe.Add("logId", "must be at most 200 characters")
+	}
+	if m := bytes.TrimSpace(in.Metadata); len(m) > 0 && string(m) != "null" {
+		if m[0] != '{' {
+			fe.Add("metadata", "must be an object")
+		} else if len(m) > MaxMetadata {
+			fe.Add("metadata", "must be at most 64 KiB")
+		}
+	}
+	return fe.Err()
+}
+
+// EventResult is the answer to a logged event.
+type EventResult struct {
+	Success   bool   `json:"success"`
+	ID        int64  `json:"id"`
+	EventID   string `json:"eventId"`
+	Timestamp Time   `json:"timestamp"`
+	// Duplicate is true when the logId was seen before: nothing new was
+	// stored and the first event is answered.
+	Duplicate bool `json:"duplicate,omitempty"`
+}
+
+// Event is a stored event.
+type Event struct {
+	ID        int64           `json:"id"`
+	EventID   string          `json:"eventId"`
+	UserID    *string         `json:"userId"`
+	SessionID *string         `json:"sessionId"`
+	Metadata  json.RawMessage `json:"metadata"`
+	LogID     *string         `json:"logId,omitempty"`
+	Timestamp Time            `json:"timestamp"`
+}
+
+// LogEvent stores an event and counts the conversions it makes, in the
+// shared group commit: it returns once both are on disk.
+func (db *DB) LogEvent(ctx context.Context, appID int64, in *EventInput) (*EventResult, error) {
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	// Goal lookups come from the in-memory active campaigns, not a query
+	// per event.
+	var goals []*liveCampaign
+	active, err := db.activeCampaigns(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	for _, lc := range active {
+		if lc.goal == in.EventID {
+			goals = append(goals, lc)
+		}
+	}
+	res := &EventResult{Success: true, EventID: in.EventID}
+	err = db.batch.do(ctx, func(tx *Tx) error { return tx.logEvent(appID, in, goals, res) })
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, res *EventResult) error {
+	res.Duplicate = false
+	if in.LogID != "" {
+		var ts int64
+		err := tx.QueryRow(`SELECT id, event_id, ts FROM events WHERE app_id = ? AND log_id = ?`, appID, in.LogID).Scan(&res.ID, &res.EventID, &ts)
+		if err == nil {
+			res.Timestamp, res.Duplicate = NewTime(fromMS(ts)), true
+			return nil
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+	}
+	now := ms(tx.now)
+	var meta any
+	if m := bytes.TrimSpace(in.Metadata); len(m) > 0 && string(m) != "null" {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, m); err != nil {
+			return err
+		}
+		meta = buf.String()
+	}
+	r, err := tx.Exec(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		appID, in.EventID, nullable(in.UserID), nullable(in.SessionID), meta, nullable(in.LogID), now)
+	if err != nil {
+		return err
+	}
+	res.ID, _ = r.LastInsertId()
+	res.EventID, res.Timestamp = in.EventID, NewTime(fromMS(now))
+	if in.UserID != "" {
+		if err := tx.seeUser(appID, in.UserID, nil); err != nil {
+			return err
+		}
+	}
+	for _, lc := range goals {
+		if err := tx.convert(lc, in, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// convert counts a conversion for the user's assigned variant when the
+// spec's three rules hold: the goal event, an earlier impression, and the
+// campaign's active period. A user converts at most once per campaign.
+func (tx *Tx) convert(lc *liveCampaign, in *EventInput, now int64) error {
+	var status string
+	var start, end sql.NullInt64
+	if err := tx.QueryRow(`SELECT status, start_at, end_at FROM campaigns WHERE id = ?`, lc.id).Scan(&status, &start, &end); err != nil {
+		return err
+	}
+	if status != CampaignActive || (start.Valid && now < start.Int64) || (end.Valid && now >= end.Int64) {
+		return nil
+	}
+	for _, key := range [2]string{userKeyIf('u', in.UserID), userKeyIf('s', in.SessionID)} {
+		if key == "" {
+			continue
+		}
+		var vid int64
+		err := tx.QueryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id`,
+			now, lc.id, key, now).Scan(&vid)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		_, err = tx.Exec(`UPDATE campaign_variants SET conversions = conversions + 1 WHERE id = ?`, vid)
+		return err
+	}
+	return nil
+}
+
+func userKeyIf(kind byte, user string) string {
+	if user == "" {
+		return ""
+	}
+	return storedKey(kind, user)
+}
+
+// EventFilter selects events of an app.
+type EventFilter struct {
+	EventID, UserID string
+	Start, End      *time.Time
+	Before          int64
+	Limit           int
+}
+
+// FindEvents lists an app's events, newest first.
+func (db *DB) FindEvents(ctx context.Context, appID int64, f EventFilter) ([]*Event, error) {
+	where, args := []string{"app_id = ?"}, []any{appID}
+	if f.EventID != "" {
+		where, args = append(where, "event_id = ?"), append(args, f.EventID)
+	}
+	if f.UserID != "" {
+		where, args = append(where, "user_id = ?"), append(args, f.UserID)
+	}
+	if f.Start != nil {
+		where, args = append(where, "ts >= ?"), append(args, ms(*f.Start))
+	}
+	if f.End != nil {
+		where, args = append(where, "ts <= ?"), append(args, ms(*f.End))
+	}
+	if f.Before > 0 {
+		where, args = append(where, "id < ?"), append(args, f.Before)
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, append(args, f.Limit)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	list := []*Event{}
+	for rows.Next() {
+		e := &Event{}
+		var user, session, meta, logID sql.NullString
+		var ts int64
+		if err := rows.Scan(&e.ID, &e.EventID, &user, &session, &meta, &logID, &ts); err != nil {
+			return nil, err
+		}
+		if user.Valid {
+			e.UserID = &user.String
+		}
+		if session.Valid {
+			e.SessionID = &session.String
+		}
+		if logID.Valid {
+			e.LogID = &logID.String
+		}
+		e.Metadata = json.RawMessage("{}")
+		if meta.Valid {
+			e.Metadata = json.RawMessage(meta.String)
+		}
+		e.Timestamp = NewTime(fromMS(ts))
+		list = append(list, e)
+	}
+	return list, rows.Err()
+}
+
+// retentionBatch bounds one delete transaction, so retention never holds
+// the writer long enough to delay ingestion noticeably.
+const retentionBatch = 2000
+
+// DeleteEventsBefore deletes events older than cutoff in small
+// transactions and returns how many went.
+func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		err := db.withTx(ctx, func(tx *Tx) error {
+			r, err := tx.Exec(`DELETE FROM events WHERE id IN (SELECT id FROM events WHERE ts < ? LIMIT ?)`, ms(cutoff), retentionBatch)
+			if err != nil {
+				return err
+			}
+			n, err = r.RowsAffected()
+			return err
+		})
+		total += n
+		if err != nil || n < retentionBatch {
+			return total, err
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
+}
