@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -117,7 +118,11 @@ func decodeBytes(w http.ResponseWriter, body []byte, v any) bool {
 	if err := json.Unmarshal(body, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			fieldError(w, jsonPath(typeErr.Field), "must be "+article(typeErr.Type.Kind().String()))
+			path := pathAt(body, typeErr.Offset)
+			if path == "" {
+				path = typeErr.Field
+			}
+			fieldError(w, path, "must be "+article(typeErr.Type.Kind().String()))
 			return false
 		}
 		invalid(w, "malformed JSON body", nil)
@@ -126,21 +131,67 @@ func decodeBytes(w http.ResponseWriter, body []byte, v any) bool {
 	return true
 }
 
-// jsonPath turns encoding/json's "variants.1.name" into "variants[1].name".
-func jsonPath(field string) string {
-	parts := strings.Split(field, ".")
-	var b strings.Builder
-	for i, p := range parts {
-		if _, err := strconv.Atoi(p); err == nil && i > 0 {
-			b.WriteString("[" + p + "]")
-			continue
-		}
-		if i > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(p)
+// pathAt returns the JSON path ("variants[1].trafficAllocation") of the
+// value that ends (or, for objects and arrays, opens) at byte offset off.
+// encoding/json reports a type error's field without array indices, and a
+// client needs the index to find the bad variant.
+func pathAt(body []byte, off int64) string {
+	type frame struct {
+		arr       bool
+		idx       int
+		key       string
+		expectKey bool
 	}
-	return b.String()
+	var stack []frame
+	path := func() string {
+		var b strings.Builder
+		for _, f := range stack {
+			if f.arr {
+				b.WriteString("[" + strconv.Itoa(f.idx) + "]")
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(f.key)
+		}
+		return b.String()
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if n := len(stack); n > 0 && !stack[n-1].arr && stack[n-1].expectKey {
+			if k, ok := tok.(string); ok {
+				stack[n-1].key, stack[n-1].expectKey = k, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			if dec.InputOffset() == off && len(stack) > 0 {
+				return path()
+			}
+			stack = append(stack, frame{arr: tok == json.Delim('['), expectKey: tok == json.Delim('{')})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		default:
+			if dec.InputOffset() == off {
+				return path()
+			}
+		}
+		if n := len(stack); n > 0 {
+			if stack[n-1].arr {
+				stack[n-1].idx++
+			} else {
+				stack[n-1].expectKey = true
+			}
+		}
+	}
 }
 
 func article(kind string) string {
