@@ -258,6 +258,7 @@ func (db *DB) CreateContent(ctx context.Context, appID int64, in ContentInput) (
 	if in.Status != nil {
 		status = *in.Status
 	}
+	name := strings.TrimSpace(*in.Name)
 	var id int64
 	err = db.withTx(ctx, func(tx *Tx) error {
 		var pub any
@@ -265,14 +266,14 @@ func (db *DB) CreateContent(ctx context.Context, appID int64, in ContentInput) (
 			pub = ms(tx.now)
 		}
 		res, err := tx.Exec(`INSERT INTO content_views (app_id, name, status, items, published_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			appID, strings.TrimSpace(*in.Name), status, string(items), pub, ms(tx.now), ms(tx.now))
+			appID, name, status, string(items), pub, ms(tx.now), ms(tx.now))
 		if err != nil {
 			return err
 		}
 		id, _ = res.LastInsertId()
 		tx.changed = true
 		if status == ContentPublished {
-			return tx.emit(appID, EventContentPublished, contentPublished{id, *in.Name, NewTime(tx.now), string(items) != "[]"})
+			return tx.emit(appID, EventContentPublished, contentPublished{id, name, NewTime(tx.now), string(items) != "[]"})
 		}
 		return nil
 	})
@@ -428,4 +429,3 @@ func (db *DB) DeleteContent(ctx context.Context, appID, id int64) error {
 		return nil
 	})
 }
-
