@@ -43,7 +43,30 @@ func seedDemo(ctx context.Context, d *store.DB) (map[string]any, error) {
 	return seedMore(ctx, d, app.ID, contentIDs, out)
 }
 
-// seedMore adds the audience and the campaign of the demo.
+// seedMore adds the audience and an active campaign of the demo.
 func seedMore(ctx context.Context, d *store.DB, appID int64, contentIDs []int64, out map[string]any) (map[string]any, error) {
+	aname := "Returning buyers"
+	aud, err := d.CreateAudience(ctx, appID, store.AudienceInput{Name: &aname, Definition: json.RawMessage(
+		`{"logic":"AND","rules":[{"ruleType":"event","eventId":"purchase","operator":"has_performed"}]}`)})
+	if err != nil {
+		return nil, err
+	}
+	name, status, goal := "Homepage hero", store.CampaignActive, `"purchase"`
+	end := []byte(`"` + d.Now().UTC().AddDate(0, 1, 0).Format(store.TimeFormat) + `"`)
+	ctl, a, b := true, contentIDs[0], contentIDs[1]
+	nameA, nameB := "Control", "Free shipping"
+	half := 50.0
+	c, err := d.CreateCampaign(ctx, appID, 0, store.CampaignInput{
+		Name: &name, Status: &status, EndDate: end, GoalEventID: json.RawMessage(goal),
+		Variants: &[]store.VariantInput{
+			{Name: &nameA, ContentViewID: &a, TrafficAllocation: &half, IsControl: &ctl},
+			{Name: &nameB, ContentViewID: &b, TrafficAllocation: &half},
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	out["audienceId"] = aud.ID
+	out["campaignId"] = c.ID
 	return out, nil
 }

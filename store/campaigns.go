@@ -380,7 +380,7 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 		}
 		res, err := tx.Exec(`INSERT INTO campaigns (app_id, name, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, created_by, created_at, updated_at)
 			VALUES (?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			appID, *ed.name, desc, msPtr(ed.start), msPtr(ed.end), tz, ed.goal, ed.audience, assignment, createdBy, ms(tx.now), ms(tx.now))
+			appID, *ed.name, desc, msPtr(ed.start), msPtr(ed.end), tz, ed.goal, ed.audience, assignment, nullID(createdBy), ms(tx.now), ms(tx.now))
 		if err != nil {
 			return err
 		}
@@ -754,4 +754,12 @@ func (db *DB) DeleteCampaign(ctx context.Context, appID, id int64) error {
 		tx.changed = true
 		return nil
 	})
+}
+
+// nullID stores 0 (no creator, as for seeded campaigns) as NULL.
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
 }

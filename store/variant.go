@@ -126,28 +126,26 @@ func (db *DB) variantFor(ctx context.Context, lc *liveCampaign, req *VariantRequ
 			return appendAssigned(dst, &lc.variants[i], false), true, nil
 		}
 	}
-	if lc.audienceID != 0 {
-		in, err := db.inAudience(ctx, lc.appID, lc.audienceID, req.UserID)
-		if err != nil {
-			return dst, false, err
-		}
-		if !in {
-			db.seeUserOnce(ctx, lc.appID, req)
-			return appendNotAssigned(dst, lc.id, ReasonNotInAudience), false, nil
-		}
+	// Audiences are made of user profiles: a visitor known only by a
+	// session has none, so a targeted campaign does not assign them.
+	if lc.audienceID != 0 && req.UserID == "" {
+		return appendNotAssigned(dst, lc.id, ReasonNotInAudience), false, nil
 	}
 	var out assignOutcome
 	err = db.batch.do(ctx, func(tx *Tx) error { return tx.assign(lc, req, kind, user, &out) })
 	if err != nil {
 		return dst, false, err
 	}
-	if !out.running {
-		return appendNotAssigned(dst, lc.id, ReasonNotActive), false, nil
-	}
-	db.assigned.put(ck, out.variantID)
 	if req.UserID != "" {
 		db.known.put(userKey{lc.appID, 'u', req.UserID}, 1)
 	}
+	switch {
+	case !out.running:
+		return appendNotAssigned(dst, lc.id, ReasonNotActive), false, nil
+	case out.notInAudience:
+		return appendNotAssigned(dst, lc.id, ReasonNotInAudience), false, nil
+	}
+	db.assigned.put(ck, out.variantID)
 	i := lc.variantIndex(out.variantID)
 	if i < 0 {
 		return dst, false, errors.New("store: assigned variant missing from campaign")
@@ -170,9 +168,10 @@ func (db *DB) findAssignment(ctx context.Context, campaignID int64, kind byte, u
 }
 
 type assignOutcome struct {
-	running   bool
-	variantID int64
-	recorded  bool
+	running       bool
+	notInAudience bool
+	variantID     int64
+	recorded      bool
 }
 
 // assign stores a user's first assignment and its impression. It rereads
@@ -204,6 +203,18 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 		return nil
 	} else if !errors.Is(err, sql.ErrNoRows) {
 		return err
+	}
+	// The audience is checked here, after the user was recorded and their
+	// attributes merged, and in the same transaction as the assignment.
+	if lc.audienceID != 0 {
+		in, err := tx.userInAudience(lc.appID, lc.audienceID, req.UserID)
+		if err != nil {
+			return err
+		}
+		if !in {
+			out.notInAudience = true
+			return nil
+		}
 	}
 	var idx int
 	if lc.roundRobin {
@@ -245,10 +256,5 @@ func (db *DB) seeUserOnce(ctx context.Context, appID int64, req *VariantRequest)
 
 // seeUser records a user and merges attributes into the profile.
 func (tx *Tx) seeUser(appID int64, userID string, attrs map[string]any) error {
-	return nil
-}
-
-// inAudience reports whether the user matches the audience.
-func (db *DB) inAudience(ctx context.Context, appID, audienceID int64, userID string) (bool, error) {
-	return true, nil
+	return tx.touchUser(appID, userID, attrs)
 }
