@@ -20,7 +20,13 @@ func newKeysCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return printJSON(cmd, map[string]any{"id": k.ID, "appId": k.AppID, "role": k.Role, "name": k.Name, "key": plain})
+		return printJSON(cmd, struct {
+			ID    int64  `json:"id"`
+			AppID int64  `json:"appId"`
+			Role  string `json:"role"`
+			Key   string `json:"key"`
+			Name  string `json:"name,omitempty"`
+		}{k.ID, k.AppID, k.Role, plain, k.Name})
 	}
 
 	list := &cobra.Command{Use: "list", Short: "List an app's keys (never their plaintext)", Args: cobra.NoArgs}

@@ -8,8 +8,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/julienschmidt/httprouter"
 
@@ -115,20 +117,44 @@ func decodeBytes(w http.ResponseWriter, body []byte, v any) bool {
 		invalid(w, "request body must be a JSON object", nil)
 		return false
 	}
+	if !utf8.Valid(body) {
+		invalid(w, "request body must be valid UTF-8", nil)
+		return false
+	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			path := pathAt(body, typeErr.Offset)
-			if path == "" {
-				path = typeErr.Field
-			}
-			fieldError(w, path, "must be "+article(typeErr.Type.Kind().String()))
+			invalid(w, "request has invalid fields", map[string]any{"fields": typeErrors(body, v)})
 			return false
 		}
 		invalid(w, "malformed JSON body", nil)
 		return false
 	}
 	return true
+}
+
+// typeErrors names every top-level member of body whose value has the
+// wrong type for v, by decoding each member alone: encoding/json stops at
+// the first, and a client should learn of all of them at once.
+func typeErrors(body []byte, v any) map[string]any {
+	out := map[string]any{}
+	var members map[string]json.RawMessage
+	_ = json.Unmarshal(body, &members)
+	t := reflect.TypeOf(v).Elem()
+	for k, raw := range members {
+		doc, _ := json.Marshal(map[string]json.RawMessage{k: raw})
+		err := json.Unmarshal(doc, reflect.New(t).Interface())
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			continue
+		}
+		path := pathAt(doc, typeErr.Offset)
+		if path == "" {
+			path = typeErr.Field
+		}
+		out[path] = "must be " + article(typeErr.Type.Kind().String())
+	}
+	return out
 }
 
 // pathAt returns the JSON path ("variants[1].trafficAllocation") of the

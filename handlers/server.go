@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -178,10 +179,10 @@ func allowed(a access, role, method string) bool {
 
 func cutBearer(h string) (string, bool) {
 	const p = "Bearer "
-	if len(h) <= len(p) || !(h[:len(p)] == p || h[:len(p)] == "bearer ") {
+	if len(h) <= len(p) || !strings.EqualFold(h[:len(p)], p) {
 		return "", false
 	}
-	return h[len(p):], true
+	return strings.TrimSpace(h[len(p):]), h[len(p):] != ""
 }
 
 // limit applies the app's per-minute limit and sets the X-RateLimit

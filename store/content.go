@@ -114,6 +114,13 @@ func validateItems(raw json.RawMessage, fe FieldErrors) json.RawMessage {
 			fe.Add(p+".type", "is required")
 			continue
 		}
+		// A number beyond float64 (1e999) is valid JSON but would make the
+		// stored block unreadable to most clients.
+		var probe any
+		if json.Unmarshal(r, &probe) != nil {
+			fe.Add(p, "must not contain numbers out of range")
+			continue
+		}
 		if !isNull(it.Styles) && it.Styles[0] != '{' {
 			fe.Add(p+".styles", "must be an object")
 		}

@@ -1,0 +1,544 @@
+package cmd_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver, to check the file from outside
+
+	"service/store"
+)
+
+// cliBin is the real binary, built once for every test of this file.
+var cliBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "service-cli-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	cliBin = filepath.Join(dir, "service")
+	build := exec.Command("go", "build", "-o", cliBin, ".")
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cliEnv is the test's environment without SERVICE_* variables, which
+// would otherwise configure the binary behind the test's back.
+func cliEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SERVICE_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// cliRun runs the binary to completion.
+func cliRun(t *testing.T, env []string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, cliBin, args...)
+	c.Env = env
+	if env == nil {
+		c.Env = cliEnv()
+	}
+	var out, errOut bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errOut
+	err := c.Run()
+	var exit *exec.ExitError
+	code := 0
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return cliResult{out.String(), errOut.String(), code}
+}
+
+// cliJSON runs a command that must succeed and print exactly one JSON
+// object, and returns it.
+func cliJSON(t *testing.T, env []string, args ...string) map[string]any {
+	t.Helper()
+	r := cliRun(t, env, args...)
+	if r.code != 0 {
+		t.Fatalf("%v: exit %d; stderr=%s", args, r.code, r.stderr)
+	}
+	if strings.Count(r.stdout, "\n") != 1 || !strings.HasSuffix(r.stdout, "\n") {
+		t.Fatalf("%v: stdout is not one line: %q", args, r.stdout)
+	}
+	d := json.NewDecoder(strings.NewReader(r.stdout))
+	var m map[string]any
+	if err := d.Decode(&m); err != nil || m == nil {
+		t.Fatalf("%v: stdout is not a JSON object: %q (%v)", args, r.stdout, err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		t.Fatalf("%v: more than one JSON value on stdout: %q", args, r.stdout)
+	}
+	return m
+}
+
+// cliFail runs a command that must fail with a message and no stdout.
+func cliFail(t *testing.T, env []string, args ...string) {
+	t.Helper()
+	r := cliRun(t, env, args...)
+	if r.code == 0 {
+		t.Fatalf("%v: exit 0, want failure; stdout=%s", args, r.stdout)
+	}
+	if r.stdout != "" {
+		t.Fatalf("%v: failure printed on stdout: %q", args, r.stdout)
+	}
+	if strings.TrimSpace(r.stderr) == "" {
+		t.Fatalf("%v: failure without a message on stderr", args)
+	}
+}
+
+func cliNum(t *testing.T, m map[string]any, k string) int64 {
+	t.Helper()
+	f, ok := m[k].(float64)
+	if !ok {
+		t.Fatalf("%s=%v (%T) in %v, want a number", k, m[k], m[k], m)
+	}
+	return int64(f)
+}
+
+func cliDB(t *testing.T) string { return filepath.Join(t.TempDir(), "cli.db") }
+
+func TestCLIAppsCreate(t *testing.T) {
+	db := cliDB(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--name", "N"}, `{"id":1,"name":"N","plan":"free","rateLimit":60}`},
+		{[]string{"--name", "P", "--plan", "pro"}, `{"id":2,"name":"P","plan":"pro","rateLimit":1000}`},
+		{[]string{"--name", "S", "--plan", "starter"}, `{"id":3,"name":"S","plan":"starter","rateLimit":300}`},
+		{[]string{"--name", "E", "--plan", "enterprise", "--rate-limit", "5000"}, `{"id":4,"name":"E","plan":"enterprise","rateLimit":5000}`},
+		{[]string{"--name", "Two words"}, `{"id":5,"name":"Two words","plan":"free","rateLimit":60}`},
+	} {
+		r := cliRun(t, nil, append([]string{"apps", "create", "--db", db}, tc.args...)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d; stderr=%s", tc.args, r.code, r.stderr)
+		}
+		if got, want := r.stdout, tc.want+"\n"; got != want {
+			t.Fatalf("%v: stdout=%q, want %q", tc.args, got, want)
+		}
+	}
+	for _, args := range [][]string{
+		{"--name", "X", "--plan", "gold"},
+		{"--name", "X", "--plan", "FREE"},
+		{"--name", "X", "--rate-limit", "-1"},
+		{"--name", "X", "--rate-limit", "many"},
+		{},
+		{"--name", "X", "extra"},
+	} {
+		cliFail(t, nil, append([]string{"apps", "create", "--db", db}, args...)...)
+	}
+	// Failures created nothing: the next app is number 6.
+	if got := cliNum(t, cliJSON(t, nil, "apps", "create", "--db", db, "--name", "next"), "id"); got != 6 {
+		t.Fatalf("id=%d, want 6", got)
+	}
+}
+
+func TestCLIKeys(t *testing.T) {
+	db := cliDB(t)
+	cliJSON(t, nil, "apps", "create", "--db", db, "--name", "N")
+	var plaintexts []string
+	for i, role := range []string{"admin", "read", "client"} {
+		m := cliJSON(t, nil, "keys", "create", "--db", db, "--app", "1", "--role", role, "--name", role+" key")
+		if got, want := cliNum(t, m, "id"), int64(i+1); got != want {
+			t.Fatalf("id=%d, want %d", got, want)
+		}
+		if got, want := cliNum(t, m, "appId"), int64(1); got != want {
+			t.Fatalf("appId=%d, want %d", got, want)
+		}
+		if got, want := m["role"], role; got != want {
+			t.Fatalf("role=%v, want %v", got, want)
+		}
+		key, _ := m["key"].(string)
+		if !strings.HasPrefix(key, "sk_") || len(key) < 32 {
+			t.Fatalf("key=%q, want a long sk_ key", key)
+		}
+		plaintexts = append(plaintexts, key)
+	}
+	for _, args := range [][]string{
+		{"--app", "1", "--role", "owner"},
+		{"--app", "1"},
+		{"--app", "99", "--role", "admin"},
+		{"--role", "admin"},
+	} {
+		cliFail(t, nil, append([]string{"keys", "create", "--db", db}, args...)...)
+	}
+
+	list := func() (string, []any) {
+		t.Helper()
+		r := cliRun(t, nil, "keys", "list", "--db", db, "--app", "1")
+		if r.code != 0 {
+			t.Fatalf("keys list: exit %d; %s", r.code, r.stderr)
+		}
+		for _, p := range plaintexts {
+			if strings.Contains(r.stdout, p) || strings.Contains(r.stdout, p[len(p)-20:]) {
+				t.Fatalf("keys list shows a plaintext key: %s", r.stdout)
+			}
+		}
+		m := cliJSON(t, nil, "keys", "list", "--db", db, "--app", "1")
+		data, _ := m["data"].([]any)
+		return r.stdout, data
+	}
+	if _, data := list(); len(data) != 3 {
+		t.Fatalf("keys list has %d keys, want 3", len(data))
+	}
+
+	m := cliJSON(t, nil, "keys", "revoke", "--db", db, "--id", "1")
+	if got, want := cliNum(t, m, "id"), int64(1); got != want {
+		t.Fatalf("revoke: id=%d, want %d", got, want)
+	}
+	if s, _ := m["revokedAt"].(string); s == "" {
+		t.Fatalf("revoke: revokedAt=%v, want a timestamp", m["revokedAt"])
+	}
+	if _, ok := m["key"]; ok {
+		t.Fatalf("revoke prints a key: %v", m)
+	}
+	_, data := list()
+	for _, d := range data {
+		k := d.(map[string]any)
+		revoked := k["revokedAt"] != nil
+		if want := k["id"] == 1.0; revoked != want {
+			t.Fatalf("key %v: revoked=%v, want %v", k["id"], revoked, want)
+		}
+	}
+	cliFail(t, nil, "keys", "revoke", "--db", db, "--id", "99")
+	cliFail(t, nil, "keys", "list", "--db", db, "--app", "99")
+
+	// The database agrees: the revoked key no longer authenticates.
+	s, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Authenticate(context.Background(), plaintexts[0]); err == nil {
+		t.Fatal("revoked key still authenticates")
+	}
+	if k, err := s.Authenticate(context.Background(), plaintexts[2]); err != nil || k.Role != "client" {
+		t.Fatalf("client key: %+v, %v", k, err)
+	}
+}
+
+func TestCLIEnvDB(t *testing.T) {
+	db := cliDB(t)
+	env := cliEnv("SERVICE_DB=" + db)
+	if got, want := cliRun(t, env, "apps", "create", "--name", "E").stdout, `{"id":1,"name":"E","plan":"free","rateLimit":60}`+"\n"; got != want {
+		t.Fatalf("stdout=%q, want %q", got, want)
+	}
+	if _, err := os.Stat(db); err != nil {
+		t.Fatalf("SERVICE_DB was not used: %v", err)
+	}
+	cliJSON(t, env, "keys", "create", "--app", "1", "--role", "read")
+	m := cliJSON(t, env, "keys", "list", "--app", "1")
+	if data, _ := m["data"].([]any); len(data) != 1 {
+		t.Fatalf("keys list=%v, want one key", m)
+	}
+	// SERVICE_PLAN fills --plan the same way; a flag beats its variable.
+	if got := cliJSON(t, cliEnv("SERVICE_DB="+db, "SERVICE_PLAN=pro"), "apps", "create", "--name", "P"); got["plan"] != "pro" {
+		t.Fatalf("SERVICE_PLAN ignored: %v", got)
+	}
+	other := cliDB(t)
+	cliJSON(t, env, "apps", "create", "--db", other, "--name", "F")
+	if got := cliNum(t, cliJSON(t, env, "apps", "create", "--name", "G"), "id"); got != 3 {
+		t.Fatalf("--db did not override SERVICE_DB: next id in env db=%d, want 3", got)
+	}
+	cliFail(t, cliEnv("SERVICE_DB="+db, "SERVICE_RATE_LIMIT=lots"), "apps", "create", "--name", "X")
+}
+
+func TestCLIMigrate(t *testing.T) {
+	ups, err := filepath.Glob("../migrations/*.up.sql")
+	if err != nil || len(ups) == 0 {
+		t.Fatalf("no migrations: %v", err)
+	}
+	latest := 0
+	for _, u := range ups {
+		n, err := strconv.Atoi(strings.SplitN(filepath.Base(u), "_", 2)[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		latest = max(latest, n)
+	}
+	db := cliDB(t)
+	version := func(args ...string) {
+		t.Helper()
+		m := cliJSON(t, nil, append([]string{"migrate", "--db", db}, args...)...)
+		if m["dirty"] != false {
+			t.Fatalf("migrate %v: dirty=%v", args, m["dirty"])
+		}
+	}
+	want := func(args []string, v int) {
+		t.Helper()
+		m := cliJSON(t, nil, append([]string{"migrate", "--db", db}, args...)...)
+		if got := cliNum(t, m, "version"); got != int64(v) || m["dirty"] != false {
+			t.Fatalf("migrate %v: %v, want version %d clean", args, m, v)
+		}
+	}
+	want([]string{"version"}, 0)
+	want(nil, latest)
+	want([]string{"version"}, latest)
+	want([]string{"up"}, latest)
+	want([]string{"down", "1"}, latest-1)
+	want([]string{"version"}, latest-1)
+	want([]string{"up"}, latest)
+	version("version")
+	for _, args := range [][]string{{"down"}, {"down", "0"}, {"down", "x"}, {"sideways"}} {
+		cliFail(t, nil, append([]string{"migrate", "--db", db}, args...)...)
+	}
+	want([]string{"version"}, latest)
+}
+
+func TestCLISeed(t *testing.T) {
+	db := cliDB(t)
+	m := cliJSON(t, nil, "seed", "--db", db)
+	app := cliNum(t, m, "appId")
+	for _, k := range []string{"adminKey", "clientKey"} {
+		if s, _ := m[k].(string); !strings.HasPrefix(s, "sk_") {
+			t.Fatalf("%s=%v, want a key", k, m[k])
+		}
+	}
+	s, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for k, role := range map[string]string{"adminKey": "admin", "clientKey": "client"} {
+		key, err := s.Authenticate(context.Background(), m[k].(string))
+		if err != nil || key.AppID != app || key.Role != role {
+			t.Fatalf("%s: %+v, %v; want a %s key of app %d", k, key, err, role, app)
+		}
+	}
+	blocks, _, err := s.FindContents(context.Background(), app, store.ContentPublished, store.ListOptions{Limit: 100, Page: 1})
+	if err != nil || len(blocks) == 0 {
+		t.Fatalf("seed made no published blocks: %v", err)
+	}
+}
+
+// cliServer is a running `service serve`.
+type cliServer struct {
+	cmd  *exec.Cmd
+	base string
+	done chan error
+	logs chan map[string]any
+}
+
+func cliServe(t *testing.T, db string) *cliServer {
+	t.Helper()
+	c := exec.Command(cliBin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--shutdown-timeout", "3s")
+	c.Env = cliEnv()
+	stderr, err := c.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &cliServer{cmd: c, done: make(chan error, 1), logs: make(chan map[string]any, 1024)}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		for sc.Scan() {
+			var line map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+				line = map[string]any{"msg": "NOT JSON", "line": sc.Text()}
+			}
+			if line["msg"] == "serving" {
+				a, _ := line["addr"].(string)
+				addr <- a
+			}
+			select {
+			case s.logs <- line:
+			default:
+			}
+		}
+		close(s.logs)
+		s.done <- c.Wait()
+	}()
+	t.Cleanup(func() {
+		if c.ProcessState == nil {
+			c.Process.Kill()
+			<-s.done
+		}
+	})
+	select {
+	case a := <-addr:
+		s.base = "http://" + a
+	case err := <-s.done:
+		t.Fatalf("serve exited before serving: %v", err)
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve printed no serving line")
+	}
+	return s
+}
+
+func (s *cliServer) do(t *testing.T, method, path, key, body string) (int, map[string]any) {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, s.base+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatalf("%s %s: status %d, body not JSON: %v", method, path, resp.StatusCode, err)
+	}
+	return resp.StatusCode, m
+}
+
+func TestCLIServe(t *testing.T) {
+	db := cliDB(t)
+	app := cliNum(t, cliJSON(t, nil, "apps", "create", "--db", db, "--name", "live"), "id")
+	srv := cliServe(t, db)
+
+	if code, m := srv.do(t, "GET", "/healthz", "", ""); code != 200 || m["status"] != "ok" || len(m) != 1 {
+		t.Fatalf("healthz: %d %v", code, m)
+	}
+	if code, _ := srv.do(t, "GET", pathList(app), "", ""); code != http.StatusUnauthorized {
+		t.Fatalf("no key: status=%d, want 401", code)
+	}
+
+	// The CLI writes to the file the server is using.
+	k := cliJSON(t, nil, "keys", "create", "--db", db, "--app", strconv.FormatInt(app, 10), "--role", "admin")
+	key := k["key"].(string)
+	code, m := srv.do(t, "POST", fmt.Sprintf("/v1/apps/%d/content", app), key, `{"name":"written while serving","status":"published"}`)
+	if code != http.StatusCreated {
+		t.Fatalf("create: %d %v", code, m)
+	}
+	content := cliNum(t, m, "id")
+	if code, _ := srv.do(t, "GET", pathList(app), key, ""); code != 200 {
+		t.Fatalf("list: status=%d", code)
+	}
+	other := cliNum(t, cliJSON(t, nil, "apps", "create", "--db", db, "--name", "second"), "id")
+	if code, _ := srv.do(t, "GET", pathList(other), key, ""); code != http.StatusForbidden {
+		t.Fatalf("other app: status=%d, want 403", code)
+	}
+
+	// Revoking from the CLI takes effect within the server's key cache TTL.
+	cliJSON(t, nil, "keys", "revoke", "--db", db, "--id", strconv.FormatInt(cliNum(t, k, "id"), 10))
+	start := time.Now()
+	for {
+		code, m := srv.do(t, "GET", pathList(app), key, "")
+		if code == http.StatusUnauthorized {
+			if e, _ := m["error"].(map[string]any); e["code"] != "UNAUTHORIZED" {
+				t.Fatalf("401 body=%v", m)
+			}
+			break
+		}
+		if code != 200 {
+			t.Fatalf("while revoking: status=%d %v", code, m)
+		}
+		if time.Since(start) > 1500*time.Millisecond {
+			t.Fatalf("revoked key still accepted after %v", time.Since(start))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-srv.done:
+		if err != nil {
+			t.Fatalf("serve exited with %v after SIGTERM, want 0", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve still running 5 s after SIGTERM")
+	}
+	var msgs []string
+	for line := range srv.logs {
+		msg, _ := line["msg"].(string)
+		if msg == "NOT JSON" {
+			t.Fatalf("stderr line is not JSON: %v", line["line"])
+		}
+		msgs = append(msgs, msg)
+	}
+	if len(msgs) == 0 || msgs[len(msgs)-1] != "stopped" {
+		t.Fatalf("log messages=%v, want the last to be stopped", msgs)
+	}
+
+	sqldb, err := sql.Open("sqlite", "file:"+db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sqldb.Close()
+	var check string
+	if err := sqldb.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+		t.Fatalf("integrity_check=%q, %v", check, err)
+	}
+	s, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := s.FindContentByID(context.Background(), app, content)
+	if err != nil || c.Name != "written while serving" || c.Status != store.ContentPublished {
+		t.Fatalf("content after restart: %+v, %v", c, err)
+	}
+	keys, err := s.FindKeys(context.Background(), app)
+	if err != nil || len(keys) != 1 || keys[0].RevokedAt == nil {
+		t.Fatalf("keys after restart: %+v, %v", keys, err)
+	}
+}
+
+func TestCLIServeBadFlags(t *testing.T) {
+	db := cliDB(t)
+	for _, args := range [][]string{
+		{"--addr", "127.0.0.1:-1"},
+		{"--scheduler-interval", "0s"},
+		{"--log-level", "loud"},
+		{"--retention", "-1h"},
+	} {
+		r := cliRun(t, nil, append([]string{"serve", "--db", db}, args...)...)
+		if r.code == 0 {
+			t.Fatalf("serve %v: exit 0, want failure", args)
+		}
+	}
+}
+
+func pathList(app int64) string { return fmt.Sprintf("/v1/apps/%d/content", app) }
