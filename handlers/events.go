@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"service/store"
@@ -41,7 +42,8 @@ func (s *Server) handleEventList(w http.ResponseWriter, r *http.Request) {
 	}
 	for name, dst := range map[string]**time.Time{"startDate": &f.Start, "endDate": &f.End} {
 		if v := q.Get(name); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
+			// An unescaped "+02:00" in a query string arrives as " 02:00".
+			t, err := time.Parse(time.RFC3339Nano, strings.ReplaceAll(v, " ", "+"))
 			if err != nil {
 				fe.Add(name, "must be an RFC 3339 timestamp")
 			}

@@ -107,8 +107,10 @@ CREATE TABLE users (
     PRIMARY KEY (app_id, user_id)
 ) WITHOUT ROWID;
 
+-- AUTOINCREMENT: retention may empty the table, and event ids (used for
+-- "before" paging) must never restart.
 CREATE TABLE events (
-    id          INTEGER PRIMARY KEY,
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
     app_id      INTEGER NOT NULL,
     event_id    TEXT    NOT NULL,
     user_id     TEXT,

@@ -359,9 +359,8 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 	if ed.start != nil && ed.end != nil && !ed.end.After(*ed.start) {
 		fe.Add("endDate", "must be after startDate")
 	}
-	if err := fe.Err(); err != nil {
-		return nil, err
-	}
+	// No early return on fe: the references are checked too, so the answer
+	// names every bad field at once.
 	var id int64
 	err := db.withTx(ctx, func(tx *Tx) error {
 		if err := tx.checkRefs(appID, ed, fe); err != nil {
@@ -583,9 +582,6 @@ func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignIn
 		if f := refusedField(cur.Status, ed); f != "" {
 			return &Error{Code: EINVALID, Message: fmt.Sprintf("%s cannot be changed while the campaign is %s", f, cur.Status),
 				Details: map[string]any{"field": f, "status": cur.Status, "fields": map[string]any{f: "cannot be changed while the campaign is " + cur.Status}}}
-		}
-		if err := fe.Err(); err != nil {
-			return err
 		}
 		start, end := timeOf(cur.StartDate), timeOf(cur.EndDate)
 		if ed.setStart {

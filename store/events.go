@@ -210,10 +210,18 @@ func (db *DB) FindEvents(ctx context.Context, appID int64, f EventFilter) ([]*Ev
 		where, args = append(where, "ts <= ?"), append(args, ms(*f.End))
 	}
 	if f.Before > 0 {
-		where, args = append(where, "id < ?"), append(args, f.Before)
+		where, args = append(where, "(ts, id) < (SELECT ts, id FROM events WHERE id = ?)"), append(args, f.Before)
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events WHERE `+
-		strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, append(args, f.Limit)...)
+	// Ordering by (ts, id) rather than id lets SQLite walk an index backwards
+	// and stop after one page; ORDER BY id alone sorts every matching event.
+	from := "events"
+	if f.UserID != "" && f.EventID == "" {
+		// Without the hint the planner prefers (app_id, ts) and walks every
+		// event of the app to find a rare user's.
+		from = "events INDEXED BY events_app_user_event_ts"
+	}
+	rows, err := db.read.QueryContext(ctx, `SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM `+from+` WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY ts DESC, id DESC LIMIT ?`, append(args, f.Limit)...)
 	if err != nil {
 		return nil, err
 	}

@@ -84,6 +84,17 @@ func (tx *Tx) move(appID, id int64, to string) error {
 			set += ", started_at = ?"
 			args = append(args, now)
 		}
+		// A block may have been archived or deleted while the campaign sat
+		// archived (nothing protects it then); never go live without content.
+		var missing int
+		if err := tx.QueryRow(`SELECT COUNT(*) FROM campaign_variants v LEFT JOIN content_views c ON c.id = v.content_view_id
+			WHERE v.campaign_id = ? AND (c.id IS NULL OR c.status = 'archived')`, id).Scan(&missing); err != nil {
+			return err
+		}
+		if missing > 0 {
+			return &Error{Code: EINVALID, Message: "a variant's content view is archived or deleted",
+				Details: map[string]any{"from": from, "to": to, "fields": map[string]any{"variants": "every variant needs a content view that is not archived"}}}
+		}
 	case CampaignCompleted:
 		set += ", completed_at = ?"
 		args = append(args, now)
@@ -226,17 +237,35 @@ func (db *DB) RunSchedule(ctx context.Context) (ScheduleResult, error) {
 	sort.Slice(list, func(i, j int) bool { return list[i].id < list[j].id })
 	var errs []error
 	for _, d := range list {
-		err := db.withTx(ctx, func(tx *Tx) error { return tx.move(d.app, d.id, d.to) })
+		err := db.withTx(ctx, func(tx *Tx) error {
+			// The list was read outside this transaction: an edit committed
+			// since may have moved the dates, so they are checked again here.
+			var start, end sql.NullInt64
+			if err := tx.QueryRow(`SELECT start_at, end_at FROM campaigns WHERE id = ?`, d.id).Scan(&start, &end); err != nil {
+				return err
+			}
+			now := ms(tx.now)
+			due := end.Valid && end.Int64 <= now
+			if d.to == CampaignActive {
+				due = start.Valid && start.Int64 <= now && end.Valid && end.Int64 > now
+			}
+			if !due {
+				return errNotDue
+			}
+			return tx.move(d.app, d.id, d.to)
+		})
 		switch {
 		case err == nil && d.to == CampaignActive:
 			out.Started = append(out.Started, d.id)
 		case err == nil:
 			out.Completed = append(out.Completed, d.id)
-		case ErrorCode(err) == EINVALID:
-			// Someone else moved it first; nothing to do.
+		case errors.Is(err, errNotDue), errors.Is(err, sql.ErrNoRows), ErrorCode(err) == EINVALID, ErrorCode(err) == ENOTFOUND:
+			// Edited, moved or deleted by someone else first; nothing to do.
 		default:
 			errs = append(errs, err)
 		}
 	}
 	return out, errors.Join(errs...)
 }
+
+var errNotDue = errors.New("store: campaign no longer due")

@@ -1,0 +1,160 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// evBenchDB is a database with one active campaign whose goal is
+// "purchase", so every benchmarked event passes the goal lookup.
+func evBenchDB(b *testing.B) (*DB, int64) {
+	b.Helper()
+	db, app, _ := evOpen(b)
+	db.Now = time.Now // real time: the benchmarks measure real commits
+	evMustCampaign(b, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	return db, app
+}
+
+// BenchmarkLogEvent logs events one after another: each waits for its own
+// commit, so this is the latency of one event.
+func BenchmarkLogEvent(b *testing.B) {
+	db, app := evBenchDB(b)
+	ctx := context.Background()
+	meta := []byte(`{"page":"/checkout","amount":12.5}`)
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		i++
+		in := EventInput{EventID: "view", UserID: fmt.Sprint("user-", i), Metadata: meta}
+		if _, err := db.LogEvent(ctx, app, &in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLogEventParallel logs from many goroutines at once, which the
+// group commit folds into shared transactions: this is throughput.
+func BenchmarkLogEventParallel(b *testing.B) {
+	db, app := evBenchDB(b)
+	ctx := context.Background()
+	meta := []byte(`{"page":"/checkout","amount":12.5}`)
+	var n atomic.Int64
+	b.ReportAllocs()
+	b.SetParallelism(8) // SDK traffic is many concurrent clients, not GOMAXPROCS
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			in := EventInput{EventID: "view", UserID: fmt.Sprint("user-", n.Add(1)), Metadata: meta}
+			if _, err := db.LogEvent(ctx, app, &in); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkAnalytics1M reports on a campaign with a million impressions.
+// The counters carry the numbers and a million assignment rows sit beside
+// them: the report must read the counters, never scan the assignments.
+func BenchmarkAnalytics1M(b *testing.B) {
+	const users = 1_000_000
+	db, app, _ := evOpen(b)
+	ctx := context.Background()
+	c := evMustCampaign(b, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
+
+	// Built once: b.Loop runs this function body a single time.
+	start := time.Now()
+	if _, err := db.write.Exec(`UPDATE campaign_variants SET impressions = ?,
+		conversions = CASE WHEN is_control THEN 50000 ELSE 52000 END WHERE campaign_id = ?`, users/2, c.ID); err != nil {
+		b.Fatal(err)
+	}
+	tx, err := db.write.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stmt, err := tx.Prepare(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, converted_at) VALUES (?, ?, ?, ?, ?)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	at := ms(evT0)
+	for i := range users {
+		var converted any
+		if i%10 == 0 {
+			converted = at + 1
+		}
+		if _, err := stmt.Exec(c.ID, fmt.Sprintf("u:user-%07d", i), c.Variants[i%2].ID, at, converted); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := stmt.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("built %d assignments in %v", users, time.Since(start).Round(time.Millisecond))
+
+	a, err := db.CampaignAnalytics(ctx, app, c.ID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if a.TotalImpressions != users || a.TotalConversions != 102000 || !a.StatisticalSignificance {
+		b.Fatalf("analytics=%+v, want %d impressions, 102000 conversions, significant", a, users)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := db.CampaignAnalytics(ctx, app, c.ID); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFindEvents1M queries an app holding a million events (ten event
+// ids, 50,000 users, three events a millisecond), once per filter shape.
+func BenchmarkFindEvents1M(b *testing.B) {
+	const events = 1_000_000
+	db, app, _ := evOpen(b)
+	ctx := context.Background()
+	tx, err := db.write.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stmt, err := tx.Prepare(`INSERT INTO events (app_id, event_id, user_id, ts) VALUES (?, ?, ?, ?)`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := ms(evT0)
+	for i := range events {
+		if _, err := stmt.Exec(app, fmt.Sprint("ev", i%10), fmt.Sprint("u", i%50000), t0+int64(i/3)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := stmt.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	start := evT0.Add(100 * time.Second)
+	for _, tc := range []struct {
+		name string
+		f    EventFilter
+	}{
+		{"Newest", EventFilter{}},
+		{"Before", EventFilter{Before: events / 2}},
+		{"EventID", EventFilter{EventID: "ev3"}},
+		{"UserID", EventFilter{UserID: "u7"}},
+		{"StartDate", EventFilter{Start: &start}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			tc.f.Limit = 100
+			for b.Loop() {
+				if _, err := db.FindEvents(ctx, app, tc.f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

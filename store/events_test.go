@@ -1,0 +1,660 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"service/stats"
+)
+
+// evT0 is when event tests start; their campaigns end evRun later.
+var evT0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+const evRun = 30 * 24 * time.Hour
+
+// evClock drives DB.Now; atomic because the batcher reads it on its own
+// goroutine.
+type evClock struct{ ms atomic.Int64 }
+
+func (c *evClock) now() time.Time  { return time.UnixMilli(c.ms.Load()).UTC() }
+func (c *evClock) set(t time.Time) { c.ms.Store(t.UnixMilli()) }
+
+// evOpen opens a database with one app and a clock standing at evT0.
+func evOpen(tb testing.TB) (*DB, int64, *evClock) {
+	tb.Helper()
+	db, err := Open(context.Background(), filepath.Join(tb.TempDir(), "events.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	c := &evClock{}
+	c.set(evT0)
+	db.Now = c.now
+	app, err := db.CreateApp(context.Background(), "events", "enterprise", 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return db, app.ID, c
+}
+
+// evArm is one variant as a test wants it: allocation, control flag and
+// the counters to give it.
+type evArm struct {
+	alloc       float64
+	control     bool
+	impressions int64
+	conversions int64
+}
+
+// evMustCampaign creates an active campaign with the goal event and one
+// variant per arm (counters untouched), returning it with its variants in
+// ascending id order.
+func evMustCampaign(tb testing.TB, db *DB, appID int64, goal string, arms []evArm) *Campaign {
+	tb.Helper()
+	ctx := context.Background()
+	vs := make([]VariantInput, len(arms))
+	for i, a := range arms {
+		name := fmt.Sprintf("Block %d", i)
+		cv, err := db.CreateContent(ctx, appID, ContentInput{Name: &name})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		vname, alloc, control := fmt.Sprintf("Arm %d", i), a.alloc, a.control
+		vs[i] = VariantInput{Name: &vname, ContentViewID: &cv.ID, TrafficAllocation: &alloc, IsControl: &control}
+	}
+	name, status := "Analytics", CampaignActive
+	end, _ := json.Marshal(db.Now().Add(evRun).Format(time.RFC3339))
+	g, _ := json.Marshal(goal)
+	c, err := db.CreateCampaign(ctx, appID, 0, CampaignInput{Name: &name, Status: &status, EndDate: end, GoalEventID: g, Variants: &vs})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if c.Status != CampaignActive {
+		tb.Fatalf("campaign status=%s, want active", c.Status)
+	}
+	sort.Slice(c.Variants, func(i, j int) bool { return c.Variants[i].ID < c.Variants[j].ID })
+	return c
+}
+
+// evSetCounters writes a variant's counters directly, as if that many users
+// had seen and converted.
+func evSetCounters(tb testing.TB, db *DB, variantID, impressions, conversions int64) {
+	tb.Helper()
+	if _, err := db.write.Exec(`UPDATE campaign_variants SET impressions = ?, conversions = ? WHERE id = ?`, impressions, conversions, variantID); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// evCount counts rows of a query.
+func evCount(tb testing.TB, db *DB, q string, args ...any) int64 {
+	tb.Helper()
+	var n int64
+	if err := db.read.QueryRow(q, args...).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// evWant is the analytics computed independently of stats.Analyze.
+type evWant struct {
+	totalImpr, totalConv int64
+	average              float64
+	pValue               *float64
+	significant          bool
+	winner               int // arm index, -1 none
+	rates                []float64
+	uplift, armP         []*float64
+	lower, upper         []*float64
+	srmP                 *float64
+	srmDetected          bool
+	sufficient           bool
+}
+
+// evChi2x2 is Pearson's chi-square of the 2x2 table of conversions and
+// non-conversions of two arms; for a pooled z-test z² equals it.
+func evChi2x2(c1, n1, c2, n2 int64) (float64, bool) {
+	a, b, c, d := float64(c1), float64(n1-c1), float64(c2), float64(n2-c2)
+	den := (a + b) * (c + d) * (a + c) * (b + d)
+	if den == 0 {
+		return 0, false
+	}
+	return (a + b + c + d) * (a*d - b*c) * (a*d - b*c) / den, true
+}
+
+// evHolm adjusts p-values by Holm's step-down rule, written out plainly.
+func evHolm(p []float64) []float64 {
+	idx := make([]int, len(p))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return p[idx[a]] < p[idx[b]] })
+	adj := make([]float64, len(p))
+	run := 0.0
+	for rank, i := range idx {
+		run = math.Max(run, math.Min(1, float64(len(p)-rank)*p[i]))
+		adj[i] = run
+	}
+	return adj
+}
+
+func evPtr(v float64) *float64 { return &v }
+
+func evExpect(tb testing.TB, arms []evArm) evWant {
+	tb.Helper()
+	w := evWant{winner: -1, sufficient: true}
+	n := len(arms)
+	w.rates = make([]float64, n)
+	w.uplift, w.armP = make([]*float64, n), make([]*float64, n)
+	w.lower, w.upper = make([]*float64, n), make([]*float64, n)
+	ctrl := 0
+	for i, a := range arms {
+		if a.control {
+			ctrl = i
+			break
+		}
+	}
+	rate := func(a evArm) float64 {
+		if a.impressions == 0 {
+			return 0
+		}
+		return float64(a.conversions) / float64(a.impressions)
+	}
+	var tested []int
+	var raw []float64
+	for i, a := range arms {
+		w.totalImpr += a.impressions
+		w.totalConv += a.conversions
+		w.rates[i] = rate(a) * 100
+		if a.impressions > 0 {
+			lo, hi, ok := stats.Wilson(a.conversions, a.impressions, stats.Z95)
+			if !ok {
+				tb.Fatalf("Wilson(%d, %d) undefined", a.conversions, a.impressions)
+			}
+			w.lower[i], w.upper[i] = evPtr(lo*100), evPtr(hi*100)
+		}
+		if a.impressions < 1000 || a.conversions < 100 {
+			w.sufficient = false
+		}
+		c := arms[ctrl]
+		if i == ctrl {
+			continue
+		}
+		if a.impressions > 0 && rate(c) > 0 {
+			w.uplift[i] = evPtr((rate(a) - rate(c)) / rate(c) * 100)
+		}
+		if a.impressions > 0 && c.impressions > 0 {
+			p := 1.0 // no variation at all: no evidence of a difference
+			if chi2, ok := evChi2x2(a.conversions, a.impressions, c.conversions, c.impressions); ok {
+				p = stats.ChiSquareSF(chi2, 1)
+				// For one degree of freedom the survival function is
+				// erfc(√(x/2)): a check that needs nothing from stats.
+				if alt := math.Erfc(math.Sqrt(chi2 / 2)); math.Abs(alt-p) > 1e-12 {
+					tb.Fatalf("ChiSquareSF(%g,1)=%g, erfc form %g", chi2, p, alt)
+				}
+			}
+			w.armP[i] = evPtr(p)
+			tested = append(tested, i)
+			raw = append(raw, p)
+		}
+	}
+	if w.totalImpr > 0 {
+		w.average = float64(w.totalConv) / float64(w.totalImpr) * 100
+	}
+	if len(tested) > 0 {
+		adj := evHolm(raw)
+		best := slices.Min(adj)
+		w.pValue = &best
+		w.significant = best < 0.05
+		if w.significant {
+			w.winner = ctrl
+			for j, i := range tested {
+				if adj[j] < 0.05 && rate(arms[i]) > rate(arms[w.winner]) {
+					w.winner = i
+				}
+			}
+		}
+	}
+	if n >= 2 && w.totalImpr > 0 {
+		var sum float64
+		for _, a := range arms {
+			sum += a.alloc
+		}
+		chi2, k := 0.0, 0
+		for _, a := range arms {
+			if a.alloc == 0 {
+				continue
+			}
+			k++
+			e := float64(w.totalImpr) * a.alloc / sum
+			chi2 += (float64(a.impressions) - e) * (float64(a.impressions) - e) / e
+		}
+		// Closed forms of the chi-square survival function.
+		var p float64
+		switch k - 1 {
+		case 1:
+			p = math.Erfc(math.Sqrt(chi2 / 2))
+		case 2:
+			p = math.Exp(-chi2 / 2)
+		default:
+			tb.Fatalf("no closed form for %d degrees of freedom", k-1)
+		}
+		w.srmP, w.srmDetected = &p, p < 0.001
+	}
+	return w
+}
+
+func evClose(a, b float64) bool { return math.Abs(a-b) <= 1e-9 }
+
+func evSamePtr(tb testing.TB, what string, got, want *float64) {
+	tb.Helper()
+	switch {
+	case got == nil && want == nil:
+	case got == nil || want == nil:
+		tb.Fatalf("%s=%v, want %v", what, evFmt(got), evFmt(want))
+	case !evClose(*got, *want):
+		tb.Fatalf("%s=%.15g, want %.15g", what, *got, *want)
+	}
+}
+
+func evFmt(p *float64) string {
+	if p == nil {
+		return "null"
+	}
+	return fmt.Sprint(*p)
+}
+
+func TestEventsAnalyticsReference(t *testing.T) {
+	ctx := context.Background()
+	db, app, _ := evOpen(t)
+	for _, tc := range []struct {
+		name string
+		arms []evArm
+		// Plain facts of the case, checked besides the computed figures.
+		significant bool
+		winner      int
+	}{
+		{"Reference", []evArm{{50, true, 1000, 100}, {50, false, 1000, 150}}, true, 1},
+		{"NotSignificant", []evArm{{50, true, 1000, 100}, {50, false, 1000, 110}}, false, -1},
+		{"TreatmentWorse", []evArm{{50, true, 1000, 150}, {50, false, 1000, 100}}, true, 0},
+		{"ControlNotFirst", []evArm{{50, false, 1000, 150}, {50, true, 1000, 100}}, true, 0},
+		{"ThreeArmsHolm", []evArm{{34, true, 1000, 100}, {33, false, 1000, 130}, {33, false, 1000, 150}}, true, 2},
+		{"HolmRemovesSignificance", []evArm{{34, true, 1000, 100}, {33, false, 1000, 128}, {33, false, 1000, 101}}, false, -1},
+		{"SampleRatioMismatch", []evArm{{50, true, 1000, 100}, {50, false, 1200, 120}}, false, -1},
+		{"WeightedAllocationFits", []evArm{{90, true, 9000, 900}, {10, false, 1000, 100}}, false, -1},
+		{"ZeroImpressions", []evArm{{50, true, 0, 0}, {50, false, 0, 0}}, false, -1},
+		{"ZeroConversions", []evArm{{50, true, 500, 0}, {50, false, 500, 0}}, false, -1},
+		{"ControlRateZero", []evArm{{50, true, 500, 0}, {50, false, 500, 10}}, true, 1},
+		{"TreatmentWithoutImpressions", []evArm{{50, true, 1000, 100}, {50, false, 0, 0}}, false, -1},
+		{"EveryoneConverts", []evArm{{50, true, 100, 100}, {50, false, 100, 100}}, false, -1},
+		{"Insufficient", []evArm{{50, true, 999, 150}, {50, false, 1000, 150}}, false, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := evMustCampaign(t, db, app, "purchase", tc.arms)
+			for i, a := range tc.arms {
+				evSetCounters(t, db, c.Variants[i].ID, a.impressions, a.conversions)
+			}
+			want := evExpect(t, tc.arms)
+			if want.significant != tc.significant || want.winner != tc.winner {
+				t.Fatalf("reference: significant=%v winner=%d, case says %v %d", want.significant, want.winner, tc.significant, tc.winner)
+			}
+			got, err := db.CampaignAnalytics(ctx, app, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.CampaignID != c.ID || got.Status != CampaignActive {
+				t.Fatalf("campaignId=%d status=%s, want %d active", got.CampaignID, got.Status, c.ID)
+			}
+			if got.TotalImpressions != want.totalImpr || got.TotalConversions != want.totalConv || !evClose(got.AverageConversionRate, want.average) {
+				t.Fatalf("totals=%d/%d avg %g, want %d/%d avg %g", got.TotalImpressions, got.TotalConversions, got.AverageConversionRate, want.totalImpr, want.totalConv, want.average)
+			}
+			evSamePtr(t, "pValue", got.PValue, want.pValue)
+			if got.StatisticalSignificance != want.significant {
+				t.Fatalf("statisticalSignificance=%v, want %v", got.StatisticalSignificance, want.significant)
+			}
+			var wantLevel *float64
+			if want.pValue != nil {
+				wantLevel = evPtr((1 - *want.pValue) * 100)
+			}
+			evSamePtr(t, "confidenceLevel", got.ConfidenceLevel, wantLevel)
+			switch {
+			case want.winner < 0 && (got.WinningVariantID != nil || got.WinningVariant != nil):
+				t.Fatalf("winningVariantId=%d, want null", *got.WinningVariantID)
+			case want.winner >= 0 && (got.WinningVariantID == nil || *got.WinningVariantID != c.Variants[want.winner].ID):
+				t.Fatalf("winningVariantId=%v, want %d", got.WinningVariantID, c.Variants[want.winner].ID)
+			case want.winner >= 0 && (got.WinningVariant == nil || got.WinningVariant.VariantID != c.Variants[want.winner].ID):
+				t.Fatalf("winningVariant=%+v, want variant %d", got.WinningVariant, c.Variants[want.winner].ID)
+			}
+			evSamePtr(t, "sampleRatioMismatch.pValue", got.SampleRatioMismatch.PValue, want.srmP)
+			if got.SampleRatioMismatch.Detected != want.srmDetected {
+				t.Fatalf("sampleRatioMismatch.detected=%v, want %v", got.SampleRatioMismatch.Detected, want.srmDetected)
+			}
+			if got.SufficientData != want.sufficient {
+				t.Fatalf("sufficientData=%v, want %v", got.SufficientData, want.sufficient)
+			}
+			if len(got.Variants) != len(tc.arms) {
+				t.Fatalf("%d variants, want %d", len(got.Variants), len(tc.arms))
+			}
+			for i, v := range got.Variants {
+				a, cv := tc.arms[i], c.Variants[i]
+				p := fmt.Sprintf("variants[%d].", i)
+				if v.VariantID != cv.ID || v.VariantName != cv.Name || v.IsControl != a.control || v.TrafficAllocation != a.alloc ||
+					v.Impressions != a.impressions || v.Conversions != a.conversions || !evClose(v.ConversionRate, want.rates[i]) {
+					t.Fatalf("%s=%+v, want id %d %s control %v alloc %g %d/%d rate %g", p, v, cv.ID, cv.Name, a.control, a.alloc, a.impressions, a.conversions, want.rates[i])
+				}
+				evSamePtr(t, p+"uplift", v.Uplift, want.uplift[i])
+				evSamePtr(t, p+"pValue", v.PValue, want.armP[i])
+				evSamePtr(t, p+"lowerBound", v.LowerBound, want.lower[i])
+				evSamePtr(t, p+"upperBound", v.UpperBound, want.upper[i])
+				switch {
+				case v.ConfidenceInterval == nil && want.lower[i] != nil:
+					t.Fatalf("%sconfidenceInterval=null, want [%g, %g]", p, *want.lower[i], *want.upper[i])
+				case v.ConfidenceInterval != nil && (v.LowerBound == nil || v.UpperBound == nil ||
+					v.ConfidenceInterval.Lower != *v.LowerBound || v.ConfidenceInterval.Upper != *v.UpperBound):
+					t.Fatalf("%sconfidenceInterval=%+v, bounds %v/%v", p, v.ConfidenceInterval, evFmt(v.LowerBound), evFmt(v.UpperBound))
+				}
+			}
+			if tc.name == "Reference" {
+				if up := got.Variants[1].Uplift; up == nil || !evClose(*up, 50) {
+					t.Fatalf("uplift=%v, want 50", evFmt(up))
+				}
+				if !got.SufficientData || got.SampleRatioMismatch.Detected || *got.SampleRatioMismatch.PValue != 1 {
+					t.Fatalf("sufficientData=%v srm=%+v, want true and p 1", got.SufficientData, got.SampleRatioMismatch)
+				}
+			}
+
+			// The route writes this struct as JSON: it must encode (NaN and
+			// Inf cannot) and carry every documented field.
+			b, err := json.Marshal(got)
+			if err != nil {
+				t.Fatalf("analytics do not encode: %v", err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"campaignId", "status", "totalImpressions", "totalConversions", "averageConversionRate",
+				"statisticalSignificance", "pValue", "confidenceLevel", "winningVariantId", "variants", "sampleRatioMismatch", "sufficientData"} {
+				if _, ok := m[k]; !ok {
+					t.Fatalf("JSON lacks %s: %s", k, b)
+				}
+			}
+			for i, v := range m["variants"].([]any) {
+				for _, k := range []string{"variantId", "variantName", "impressions", "conversions", "conversionRate", "uplift", "pValue", "confidenceInterval", "lowerBound", "upperBound"} {
+					if _, ok := v.(map[string]any)[k]; !ok {
+						t.Fatalf("JSON variants[%d] lacks %s: %s", i, k, b)
+					}
+				}
+			}
+			srm := m["sampleRatioMismatch"].(map[string]any)
+			if _, ok := srm["pValue"]; !ok {
+				t.Fatalf("JSON sampleRatioMismatch lacks pValue: %s", b)
+			}
+
+			// The campaign's own totals agree.
+			full, err := db.FindCampaignByID(ctx, app, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if full.Analytics == nil || full.Analytics.TotalImpressions != want.totalImpr || full.Analytics.TotalConversions != want.totalConv {
+				t.Fatalf("campaign analytics=%+v, want %d/%d", full.Analytics, want.totalImpr, want.totalConv)
+			}
+		})
+	}
+
+	t.Run("NotFound", func(t *testing.T) {
+		c := evMustCampaign(t, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
+		other, err := db.CreateApp(ctx, "other", "free", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = db.CampaignAnalytics(ctx, other.ID, c.ID)
+		storeWantCode(t, err, ENOTFOUND)
+		_, err = db.CampaignAnalytics(ctx, app, c.ID+1000)
+		storeWantCode(t, err, ENOTFOUND)
+	})
+}
+
+func TestEventsLogIDDuplicate(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := evOpen(t)
+	first, err := db.LogEvent(ctx, app, &EventInput{EventID: "signup", UserID: "u1", LogID: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Duplicate || !first.Success || first.ID < 1 || first.EventID != "signup" || !first.Timestamp.Equal(evT0) {
+		t.Fatalf("first=%+v", first)
+	}
+	clock.set(evT0.Add(time.Hour))
+	again, err := db.LogEvent(ctx, app, &EventInput{EventID: "other", LogID: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Duplicate || again.ID != first.ID || again.EventID != "signup" || !again.Timestamp.Equal(evT0) {
+		t.Fatalf("retry=%+v, want the first event %+v marked duplicate", again, first)
+	}
+	// Without a logId every call is a new event.
+	for range 2 {
+		if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "signup"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := evCount(t, db, `SELECT COUNT(*) FROM events WHERE app_id = ?`, app); got != 3 {
+		t.Fatalf("%d events stored, want 3", got)
+	}
+	_, err = db.LogEvent(ctx, app, &EventInput{})
+	storeWantCode(t, err, EINVALID)
+}
+
+// evAssign assigns a user through the SDK path.
+func evAssign(tb testing.TB, db *DB, appID, campaignID int64, req VariantRequest) {
+	tb.Helper()
+	b, err := db.Variant(context.Background(), appID, campaignID, &req, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil || m["variantId"] == nil {
+		tb.Fatalf("not assigned: %s (%v)", b, err)
+	}
+}
+
+func evConversions(tb testing.TB, db *DB, campaignID int64) int64 {
+	return evCount(tb, db, `SELECT COALESCE(SUM(conversions), 0) FROM campaign_variants WHERE campaign_id = ?`, campaignID)
+}
+
+// TestEventsConcurrentLogID sends one logId from 50 goroutines at once.
+func TestEventsConcurrentLogID(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := evOpen(t)
+	c := evMustCampaign(t, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	evAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
+	clock.set(evT0.Add(time.Second))
+	const n = 50
+	results := make([]*EventResult, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			results[i], errs[i] = db.LogEvent(ctx, app, &EventInput{EventID: "purchase", UserID: "u1", LogID: "same"})
+		})
+	}
+	close(start)
+	wg.Wait()
+	dups := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("call %d: %v", i, errs[i])
+		}
+		if results[i].ID != results[0].ID || results[i].EventID != "purchase" || !results[i].Timestamp.Equal(results[0].Timestamp.Time) {
+			t.Fatalf("call %d answered %+v, call 0 %+v", i, results[i], results[0])
+		}
+		if results[i].Duplicate {
+			dups++
+		}
+	}
+	if dups != n-1 {
+		t.Fatalf("%d answers marked duplicate, want %d", dups, n-1)
+	}
+	if got := evCount(t, db, `SELECT COUNT(*) FROM events WHERE log_id = 'same'`); got != 1 {
+		t.Fatalf("%d rows, want 1", got)
+	}
+	if got := evConversions(t, db, c.ID); got != 1 {
+		t.Fatalf("%d conversions, want 1", got)
+	}
+}
+
+// TestEventsConcurrentConversions converts many users at once, each twice:
+// the group commit must neither lose nor double a conversion.
+func TestEventsConcurrentConversions(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := evOpen(t)
+	c := evMustCampaign(t, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	const users = 100
+	for i := range users {
+		evAssign(t, db, app, c.ID, VariantRequest{UserID: fmt.Sprint("u", i)})
+	}
+	clock.set(evT0.Add(time.Second))
+	var wg sync.WaitGroup
+	errs := make(chan error, 3*users)
+	for i := range 3 * users {
+		wg.Go(func() {
+			// A third of the events come from users never assigned.
+			user := fmt.Sprint("u", i%users)
+			if i >= 2*users {
+				user = fmt.Sprint("x", i)
+			}
+			if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "purchase", UserID: user}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if got := evConversions(t, db, c.ID); got != users {
+		t.Fatalf("%d conversions, want %d", got, users)
+	}
+	if got := evCount(t, db, `SELECT COUNT(*) FROM assignments WHERE campaign_id = ? AND converted_at IS NOT NULL`, c.ID); got != users {
+		t.Fatalf("%d converted assignments, want %d", got, users)
+	}
+	if got := evCount(t, db, `SELECT COUNT(*) FROM events WHERE app_id = ?`, app); got != 3*users {
+		t.Fatalf("%d events, want %d", got, 3*users)
+	}
+}
+
+// TestEventsConversionStaleCache pauses a campaign through another handle
+// on the same file, which the first handle's campaign cache cannot see: the
+// conversion must still respect the status on disk.
+func TestEventsConversionStaleCache(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := evOpen(t)
+	c := evMustCampaign(t, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	evAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
+	evAssign(t, db, app, c.ID, VariantRequest{UserID: "u2"})
+	clock.set(evT0.Add(time.Second))
+	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "purchase", UserID: "u1"}); err != nil {
+		t.Fatal(err)
+	}
+	other := storeOpenPath(t, db.path)
+	other.Now = clock.now
+	if _, err := other.SetCampaignStatus(ctx, app, c.ID, CampaignPaused); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "purchase", UserID: "u2"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := evConversions(t, db, c.ID); got != 1 {
+		t.Fatalf("conversions=%d, want 1 (u2 converted while paused)", got)
+	}
+}
+
+// evLogAt logs n events at the clock's time t from several goroutines, so
+// the group commit batches them.
+func evLogAt(tb testing.TB, db *DB, clock *evClock, appID int64, t time.Time, eventID string, n int) {
+	tb.Helper()
+	clock.set(t)
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	var failed atomic.Value
+	for range 16 {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if _, err := db.LogEvent(context.Background(), appID, &EventInput{EventID: eventID}); err != nil {
+					failed.Store(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func TestEventsDeleteBefore(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := evOpen(t)
+	other, err := db.CreateApp(ctx, "other", "free", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A conversion counted by an event that retention later deletes stays
+	// counted: analytics read counters, not events.
+	c := evMustCampaign(t, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	evAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
+	cutoff := evT0.Add(10 * 24 * time.Hour)
+	clock.set(evT0.Add(time.Second))
+	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "purchase", UserID: "u1"}); err != nil {
+		t.Fatal(err)
+	}
+	// More than two delete batches of old events, some in another app, and
+	// a few on each side of the cutoff.
+	evLogAt(t, db, clock, app, evT0.Add(time.Hour), "old", 2*retentionBatch+100)
+	evLogAt(t, db, clock, other.ID, evT0.Add(2*time.Hour), "old", 10)
+	evLogAt(t, db, clock, app, cutoff.Add(-time.Millisecond), "old", 3)
+	evLogAt(t, db, clock, app, cutoff, "kept", 2)
+	evLogAt(t, db, clock, app, cutoff.Add(time.Millisecond), "kept", 4)
+	evLogAt(t, db, clock, other.ID, cutoff.Add(time.Hour), "kept", 5)
+	const old = 1 + 2*retentionBatch + 100 + 10 + 3
+
+	n, err := db.DeleteEventsBefore(ctx, cutoff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != old {
+		t.Fatalf("deleted %d, want %d", n, old)
+	}
+	if got := evCount(t, db, `SELECT COUNT(*) FROM events WHERE event_id != 'kept'`); got != 0 {
+		t.Fatalf("%d old events left", got)
+	}
+	if got := evCount(t, db, `SELECT COUNT(*) FROM events WHERE event_id = 'kept' AND ts >= ?`, ms(cutoff)); got != 11 {
+		t.Fatalf("%d recent events left, want 11", got)
+	}
+	list, err := db.FindEvents(ctx, app, EventFilter{Limit: MaxEventsLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 6 || !list[len(list)-1].Timestamp.Equal(cutoff) {
+		t.Fatalf("app events=%d, oldest %v, want 6 from %v", len(list), list[len(list)-1].Timestamp, cutoff)
+	}
+	if n, err := db.DeleteEventsBefore(ctx, cutoff); err != nil || n != 0 {
+		t.Fatalf("second pass deleted %d (%v), want 0", n, err)
+	}
+	if got := evConversions(t, db, c.ID); got != 1 {
+		t.Fatalf("conversions=%d after retention, want 1", got)
+	}
+}
