@@ -7,14 +7,20 @@ import (
 
 	"service/scheduler"
 	"service/store"
+	"service/webhooks"
 )
 
 // workers returns the background jobs serve runs beside the HTTP server.
 func workers(c Config, db *store.DB, log *slog.Logger) []func(context.Context) error {
+	dispatcher := &webhooks.Dispatcher{DB: db, RetryBase: c.WebhookRetryBase, Log: log.With("worker", "webhooks")}
+	// Set here, before serve shares the database with request goroutines.
+	db.Notify = dispatcher.Wake
 	return []func(context.Context) error{
 		(&scheduler.Campaigns{DB: db, Interval: c.SchedulerInterval, Log: log}).Run,
 		// Retention runs often enough that events outlive --retention by at
 		// most a tenth of it (an hour at most), and never busier than 1/s.
 		(&scheduler.Retention{DB: db, Keep: c.Retention, Interval: max(min(c.Retention/10, time.Hour), time.Second), Log: log}).Run,
+		(&scheduler.AudienceScheduler{DB: db, Interval: c.AudienceInterval, Log: log}).Run,
+		dispatcher.Run,
 	}
 }

@@ -120,7 +120,6 @@ CREATE TABLE events (
     ts          INTEGER NOT NULL
 );
 CREATE INDEX events_app_ts ON events(app_id, ts);
-CREATE INDEX events_ts ON events(ts); -- retention deletes across apps
 CREATE INDEX events_app_event_ts ON events(app_id, event_id, ts);
 CREATE INDEX events_app_user_event_ts ON events(app_id, user_id, event_id, ts);
 CREATE UNIQUE INDEX events_app_log ON events(app_id, log_id) WHERE log_id IS NOT NULL;

@@ -10,6 +10,9 @@
 #   variant_returning  users already assigned: answered from memory
 #   variant_new        a new userId per request: assignment + impression
 #                      committed (group commit) before the answer
+#   events             POST /apps/{id}/events: the campaign's goal event from
+#                      pre-assigned users (event + conversion check), committed
+#                      (group commit) before the answer
 #
 # Environment: DURATION (10s), THREADS (2), CONNS (64), USERS (2000,
 # pre-assigned users of variant_returning), BIN (bin/service).
@@ -24,7 +27,7 @@ CONNS=${CONNS:-64}
 USERS=${USERS:-2000}
 ADDR=127.0.0.1:18181
 BARE_ADDR=127.0.0.1:18182
-SCENARIOS=(bare variant_returning variant_new)
+SCENARIOS=(bare variant_returning variant_new events)
 
 if ! command -v wrk >/dev/null; then
 	echo "load.sh: wrk is not installed; install it with: apt-get install -y wrk" >&2
@@ -94,9 +97,10 @@ setup() {
 
 	cv1=$(field id "$(api POST "/apps/$APP_ID/content" '{"name":"Control","status":"published","items":[{"type":"text","content":"Hello","styles":{}}]}')")
 	cv2=$(field id "$(api POST "/apps/$APP_ID/content" '{"name":"Treatment","status":"published","items":[{"type":"text","content":"Hi there","styles":{"fontSize":18}}]}')")
-	campaign=$(api POST "/apps/$APP_ID/campaigns" "{\"name\":\"Load\",\"status\":\"active\",\"endDate\":\"2099-01-01T00:00:00Z\",\"variants\":[{\"contentViewId\":$cv1},{\"contentViewId\":$cv2}]}")
+	campaign=$(api POST "/apps/$APP_ID/campaigns" "{\"name\":\"Load\",\"status\":\"active\",\"goalEventId\":\"purchase\",\"endDate\":\"2099-01-01T00:00:00Z\",\"variants\":[{\"contentViewId\":$cv1},{\"contentViewId\":$cv2}]}")
 	CAMPAIGN_ID=$(field id "$campaign")
 	VARIANT_URL="http://$ADDR/v1/apps-external/$APP_ID/campaigns/$CAMPAIGN_ID/variant"
+	EVENTS_URL="http://$ADDR/v1/apps/$APP_ID/events"
 
 	# Pre-assign the returning users: one curl process, many requests.
 	local cfg=$TMP/preassign.curl
@@ -168,6 +172,11 @@ scenario_variant_returning() {
 
 scenario_variant_new() {
 	run variant_new "$VARIANT_URL" "$(lua new "string.format('{\"userId\":\"new-%d-%d\"}', tid, n)")"
+}
+
+scenario_events() {
+	run events "$EVENTS_URL" \
+		"$(lua events "string.format('{\"eventId\":\"purchase\",\"userId\":\"u-%d\",\"metadata\":{\"amount\":%d}}', (n * $THREADS + tid) % $USERS, n % 100)")"
 }
 
 setup

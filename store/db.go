@@ -38,6 +38,8 @@ type DB struct {
 
 	keys  sync.Map // [32]byte key hash -> cachedKey
 	cache *campaignCache
+	// Prepared statements of the hot paths, per pool.
+	wstmts, rstmts *stmtCache
 	// assigned maps (campaign, user) to the variant; known marks users
 	// already recorded. Both spare the hot paths a query per request.
 	assigned *userCache
@@ -96,6 +98,7 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 	r.SetConnMaxLifetime(0)
 
 	db := &DB{write: w, read: r, path: path, Now: time.Now}
+	db.wstmts, db.rstmts = newStmtCache(w, true), newStmtCache(r, false)
 	if up {
 		if err := db.Migrate(ctx, 0); err != nil {
 			db.close()
@@ -172,6 +175,8 @@ func (db *DB) Close() error {
 }
 
 func (db *DB) close() error {
+	db.wstmts.close()
+	db.rstmts.close()
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
@@ -189,6 +194,13 @@ type Tx struct {
 	changed  bool // campaigns, content or audiences changed: bump the generation
 	enqueued bool // webhook deliveries were queued: wake the dispatcher
 	after    []func()
+
+	// counts are variant counter increments gathered over a group-commit
+	// batch and written once per variant just before the commit.
+	counts map[int64]*counterDelta
+	// running caches campaign status checks within the transaction: no
+	// operation of a batch moves a campaign, so one read serves them all.
+	running map[int64]bool
 }
 
 // begin starts a write transaction (BEGIN IMMEDIATE through the DSN).
@@ -204,6 +216,9 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 // invalidation happens after the commit so a reader can never cache a
 // snapshot older than the generation it is tagged with.
 func (tx *Tx) commit() error {
+	if err := tx.flushCounts(); err != nil {
+		return err
+	}
 	if err := tx.Tx.Commit(); err != nil {
 		return err
 	}

@@ -112,7 +112,7 @@ func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, res *
 	res.Duplicate = false
 	if in.LogID != "" {
 		var ts int64
-		err := tx.QueryRow(`SELECT id, event_id, ts FROM events WHERE app_id = ? AND log_id = ?`, appID, in.LogID).Scan(&res.ID, &res.EventID, &ts)
+		err := tx.queryRow(`SELECT id, event_id, ts FROM events WHERE app_id = ? AND log_id = ?`, appID, in.LogID).Scan(&res.ID, &res.EventID, &ts)
 		if err == nil {
 			res.Timestamp, res.Duplicate = NewTime(fromMS(ts)), true
 			return nil
@@ -129,7 +129,7 @@ func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, res *
 		}
 		meta = buf.String()
 	}
-	r, err := tx.Exec(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	r, err := tx.exec(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 		appID, in.EventID, nullable(in.UserID), nullable(in.SessionID), meta, nullable(in.LogID), now)
 	if err != nil {
 		return err
@@ -153,28 +153,23 @@ func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, res *
 // spec's three rules hold: the goal event, an earlier impression, and the
 // campaign's active period. A user converts at most once per campaign.
 func (tx *Tx) convert(lc *liveCampaign, in *EventInput, now int64) error {
-	var status string
-	var start, end sql.NullInt64
-	if err := tx.QueryRow(`SELECT status, start_at, end_at FROM campaigns WHERE id = ?`, lc.id).Scan(&status, &start, &end); err != nil {
+	if ok, err := tx.stillRunning(lc, now); err != nil || !ok {
 		return err
-	}
-	if status != CampaignActive || (start.Valid && now < start.Int64) || (end.Valid && now >= end.Int64) {
-		return nil
 	}
 	for _, key := range [2]string{userKeyIf('u', in.UserID), userKeyIf('s', in.SessionID)} {
 		if key == "" {
 			continue
 		}
 		var vid int64
-		err := tx.QueryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id`,
+		err := tx.queryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id`,
 			now, lc.id, key, now).Scan(&vid)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		} else if err != nil {
 			return err
 		}
-		_, err = tx.Exec(`UPDATE campaign_variants SET conversions = conversions + 1 WHERE id = ?`, vid)
-		return err
+		tx.countConversion(vid)
+		return nil
 	}
 	return nil
 }
@@ -258,25 +253,50 @@ func (db *DB) FindEvents(ctx context.Context, appID int64, f EventFilter) ([]*Ev
 const retentionBatch = 2000
 
 // DeleteEventsBefore deletes events older than cutoff in small
-// transactions and returns how many went.
+// transactions and returns how many went. It works app by app on the
+// (app_id, ts) index: an index on ts alone would cost every ingested event
+// one more b-tree write to serve a job that runs a few times an hour.
 func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
-	var total int64
-	for {
-		var n int64
-		err := db.withTx(ctx, func(tx *Tx) error {
-			r, err := tx.Exec(`DELETE FROM events WHERE id IN (SELECT id FROM events WHERE ts < ? LIMIT ?)`, ms(cutoff), retentionBatch)
-			if err != nil {
-				return err
-			}
-			n, err = r.RowsAffected()
-			return err
-		})
-		total += n
-		if err != nil || n < retentionBatch {
-			return total, err
+	rows, err := db.read.QueryContext(ctx, `SELECT id FROM apps ORDER BY id`)
+	if err != nil {
+		return 0, err
+	}
+	var apps []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
 		}
-		if err := ctx.Err(); err != nil {
-			return total, err
+		apps = append(apps, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, app := range apps {
+		for {
+			var n int64
+			err := db.withTx(ctx, func(tx *Tx) error {
+				r, err := tx.Exec(`DELETE FROM events WHERE id IN (SELECT id FROM events WHERE app_id = ? AND ts < ? LIMIT ?)`, app, ms(cutoff), retentionBatch)
+				if err != nil {
+					return err
+				}
+				n, err = r.RowsAffected()
+				return err
+			})
+			total += n
+			if err != nil {
+				return total, err
+			}
+			if n < retentionBatch {
+				break
+			}
+			if err := ctx.Err(); err != nil {
+				return total, err
+			}
 		}
 	}
+	return total, nil
 }

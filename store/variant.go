@@ -136,9 +136,6 @@ func (db *DB) variantFor(ctx context.Context, lc *liveCampaign, req *VariantRequ
 	if err != nil {
 		return dst, false, err
 	}
-	if req.UserID != "" {
-		db.known.put(userKey{lc.appID, 'u', req.UserID}, 1)
-	}
 	switch {
 	case !out.running:
 		return appendNotAssigned(dst, lc.id, ReasonNotActive), false, nil
@@ -159,7 +156,7 @@ func storedKey(kind byte, user string) string {
 
 func (db *DB) findAssignment(ctx context.Context, campaignID int64, kind byte, user string) (int64, error) {
 	var vid int64
-	err := db.read.QueryRowContext(ctx, `SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`,
+	err := db.readRow(ctx, `SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`,
 		campaignID, storedKey(kind, user)).Scan(&vid)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
@@ -184,28 +181,13 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 			return err
 		}
 	}
-	var status string
-	var start, end sql.NullInt64
-	var rr int64
-	if err := tx.QueryRow(`SELECT status, start_at, end_at, rr_next FROM campaigns WHERE id = ?`, lc.id).Scan(&status, &start, &end, &rr); err != nil {
-		return err
-	}
 	now := ms(tx.now)
-	if status != CampaignActive || (start.Valid && now < start.Int64) || (end.Valid && now >= end.Int64) {
-		return nil
+	if ok, err := tx.stillRunning(lc, now); err != nil || !ok {
+		return err
 	}
 	out.running = true
-	key := storedKey(kind, user)
-	var vid int64
-	err := tx.QueryRow(`SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, lc.id, key).Scan(&vid)
-	if err == nil {
-		out.variantID = vid // a concurrent first request won
-		return nil
-	} else if !errors.Is(err, sql.ErrNoRows) {
-		return err
-	}
-	// The audience is checked here, after the user was recorded and their
-	// attributes merged, and in the same transaction as the assignment.
+	// The audience is checked after the user was recorded and their
+	// attributes merged, in the same transaction as the assignment.
 	if lc.audienceID != 0 {
 		in, err := tx.userInAudience(lc.appID, lc.audienceID, req.UserID)
 		if err != nil {
@@ -217,26 +199,54 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 		}
 	}
 	var idx int
+	var rr int64
 	if lc.roundRobin {
-		idx = int(rr % int64(len(lc.variants)))
-		if _, err := tx.Exec(`UPDATE campaigns SET rr_next = rr_next + 1 WHERE id = ?`, lc.id); err != nil {
+		if err := tx.queryRow(`SELECT rr_next FROM campaigns WHERE id = ?`, lc.id).Scan(&rr); err != nil {
 			return err
 		}
-	} else {
-		idx = assign.Pick(assign.Bucket(lc.id, user), lc.weights)
-		if idx < 0 {
-			idx = 0
+		idx = int(rr % int64(len(lc.variants)))
+	} else if idx = assign.Pick(assign.Bucket(lc.id, user), lc.weights); idx < 0 {
+		idx = 0
+	}
+	key := storedKey(kind, user)
+	vid := lc.variants[idx].id
+	res, err := tx.exec(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (campaign_id, user_key) DO NOTHING`, lc.id, key, vid, now)
+	if err != nil {
+		return err
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		// A concurrent first request won; answer what it stored.
+		return tx.queryRow(`SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, lc.id, key).Scan(&out.variantID)
+	}
+	if lc.roundRobin {
+		if _, err := tx.exec(`UPDATE campaigns SET rr_next = rr_next + 1 WHERE id = ?`, lc.id); err != nil {
+			return err
 		}
 	}
-	vid = lc.variants[idx].id
-	if _, err := tx.Exec(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?)`, lc.id, key, vid, now); err != nil {
-		return err
-	}
-	if _, err := tx.Exec(`UPDATE campaign_variants SET impressions = impressions + 1 WHERE id = ?`, vid); err != nil {
-		return err
-	}
+	tx.countImpression(vid)
 	out.variantID, out.recorded = vid, true
 	return nil
+}
+
+// stillRunning reports whether the campaign counts at now, reading its
+// status inside the write transaction: the cached view may be a moment old,
+// or another process on the same file may have moved the campaign.
+func (tx *Tx) stillRunning(lc *liveCampaign, now int64) (bool, error) {
+	if ok, seen := tx.running[lc.id]; seen {
+		return ok, nil
+	}
+	var status string
+	var start, end sql.NullInt64
+	if err := tx.queryRow(`SELECT status, start_at, end_at FROM campaigns WHERE id = ?`, lc.id).Scan(&status, &start, &end); err != nil {
+		return false, err
+	}
+	ok := status == CampaignActive && (!start.Valid || now >= start.Int64) && (!end.Valid || now < end.Int64)
+	if tx.running == nil {
+		tx.running = map[int64]bool{}
+	}
+	tx.running[lc.id] = ok // every operation of a batch shares tx.now
+	return ok, nil
 }
 
 // seeUserOnce makes a userId known without a write for users already seen.
@@ -249,12 +259,24 @@ func (db *DB) seeUserOnce(ctx context.Context, appID int64, req *VariantRequest)
 	if _, ok := db.known.get(k); ok {
 		return
 	}
-	if err := db.batch.do(ctx, func(tx *Tx) error { return tx.seeUser(appID, req.UserID, nil) }); err == nil {
-		db.known.put(k, 1)
-	}
+	_ = db.batch.do(ctx, func(tx *Tx) error { return tx.seeUser(appID, req.UserID, nil) })
 }
 
-// seeUser records a user and merges attributes into the profile.
+// seeUser records a user and merges attributes into the profile. A user
+// recorded in the last minute with nothing to merge costs nothing: the
+// known-user cache is only filled after a commit, so a hit means the row
+// exists.
 func (tx *Tx) seeUser(appID int64, userID string, attrs map[string]any) error {
-	return tx.touchUser(appID, userID, attrs)
+	k := userKey{appID, 'u', userID}
+	now := ms(tx.now)
+	if len(attrs) == 0 {
+		if last, ok := tx.db.known.get(k); ok && now-last < lastSeenResolution {
+			return nil
+		}
+	}
+	if err := tx.touchUser(appID, userID, attrs); err != nil {
+		return err
+	}
+	tx.after = append(tx.after, func() { tx.db.known.put(k, now) })
+	return nil
 }

@@ -1,0 +1,86 @@
+package handlers
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"service/store"
+)
+
+// formBody is the submission body; appId, optional, must name the key's app.
+// Its fields are listed, not embedded, so that a type error names the JSON
+// path alone.
+type formBody struct {
+	AppID         *int64          `json:"appId"`
+	ContentViewID *int64          `json:"contentViewId"`
+	Data          json.RawMessage `json:"data"`
+	UserID        *string         `json:"userId"`
+	SessionID     *string         `json:"sessionId"`
+	Environment   *string         `json:"environment"`
+}
+
+type formAnswer struct {
+	Success          bool       `json:"success"`
+	FormSubmissionID int64      `json:"formSubmissionId"`
+	SubmittedAt      store.Time `json:"submittedAt"`
+}
+
+// handleFormSubmit serves both submission routes: the app is the key's
+// (already checked against the path's appId by authorize).
+func (s *Server) handleFormSubmit(w http.ResponseWriter, r *http.Request) {
+	var in formBody
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	if in.AppID != nil && *in.AppID != appID(r) {
+		writeErrorCode(w, http.StatusForbidden, "FORBIDDEN", "this key belongs to another app", nil)
+		return
+	}
+	sub, err := s.DB.SubmitForm(r.Context(), appID(r), store.FormSubmissionInput{
+		ContentViewID: in.ContentViewID, Data: in.Data, UserID: in.UserID, SessionID: in.SessionID, Environment: in.Environment})
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, formAnswer{true, sub.ID, sub.SubmittedAt})
+}
+
+func (s *Server) handleContentSubmissions(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	o, ok := listOptions(w, r, 20, 100)
+	if !ok {
+		return
+	}
+	list, p, err := s.DB.FindContentSubmissions(r.Context(), appID(r), id, o)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*store.FormSubmission]{list, p})
+}
+
+func (s *Server) handleFormSubmissionList(w http.ResponseWriter, r *http.Request) {
+	var content int64
+	if v := r.URL.Query().Get("contentViewId"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			fieldError(w, "contentViewId", "must be a positive integer")
+			return
+		}
+		content = n
+	}
+	o, ok := listOptions(w, r, 20, 100)
+	if !ok {
+		return
+	}
+	list, p, err := s.DB.FindFormSubmissions(r.Context(), appID(r), content, o)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*store.FormSubmission]{list, p})
+}

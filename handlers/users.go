@@ -1,0 +1,56 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/julienschmidt/httprouter"
+)
+
+// userBody is the body of the profile routes; attributes merge shallowly
+// into the stored profile, and a key set to null removes it.
+type userBody struct {
+	UserID     *string        `json:"userId"`
+	Attributes map[string]any `json:"attributes"`
+}
+
+func (s *Server) handleUserPut(w http.ResponseWriter, r *http.Request) {
+	var in userBody
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	userID := httprouter.ParamsFromContext(r.Context()).ByName("userId")
+	p, err := s.DB.IdentifyUser(r.Context(), appID(r), userID, in.Attributes)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+func (s *Server) handleUserGet(w http.ResponseWriter, r *http.Request) {
+	userID := httprouter.ParamsFromContext(r.Context()).ByName("userId")
+	p, err := s.DB.FindUserByID(r.Context(), appID(r), userID)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+// handleIdentify is the SDK's way to attach attributes to a user.
+func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) {
+	var in userBody
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	if in.UserID == nil {
+		fieldError(w, "userId", "is required")
+		return
+	}
+	p, err := s.DB.IdentifyUser(r.Context(), appID(r), *in.UserID, in.Attributes)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}

@@ -1,0 +1,159 @@
+package handlers
+
+import (
+	"net/http"
+	"time"
+
+	"service/store"
+)
+
+var deliveryStatuses = []string{store.DeliveryPending, store.DeliverySucceeded, store.DeliveryFailed}
+
+func (s *Server) handleWebhookList(w http.ResponseWriter, r *http.Request) {
+	o, ok := listOptions(w, r, 20, 100)
+	if !ok {
+		return
+	}
+	list, p, err := s.DB.FindWebhooks(r.Context(), appID(r), o)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*store.Webhook]{list, p})
+}
+
+// defaultTimeoutSeconds turns --webhook-timeout into whole seconds within
+// the range a webhook accepts.
+func (s *Server) defaultTimeoutSeconds() int {
+	sec := int((s.WebhookTimeout + time.Second - 1) / time.Second)
+	return min(max(sec, 1), store.MaxWebhookTimeout)
+}
+
+func (s *Server) handleWebhookCreate(w http.ResponseWriter, r *http.Request) {
+	var in store.WebhookInput
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	if in.TimeoutSeconds == nil {
+		t := s.defaultTimeoutSeconds()
+		in.TimeoutSeconds = &t
+	}
+	hook, err := s.DB.CreateWebhook(r.Context(), appID(r), in)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, hook)
+}
+
+func (s *Server) handleWebhookGet(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	hook, err := s.DB.FindWebhookByID(r.Context(), appID(r), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, hook)
+}
+
+func (s *Server) handleWebhookUpdate(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	var in store.WebhookInput
+	if !decodeJSON(w, r, &in) {
+		return
+	}
+	hook, err := s.DB.UpdateWebhook(r.Context(), appID(r), id, in)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, hook)
+}
+
+func (s *Server) handleWebhookDelete(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	if err := s.DB.DeleteWebhook(r.Context(), appID(r), id); err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"success": true, "id": id})
+}
+
+// handleWebhookTest queues a webhook.test delivery; 202 because it is sent
+// after the answer.
+func (s *Server) handleWebhookTest(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	d, err := s.DB.SendTestDelivery(r.Context(), appID(r), id)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, d)
+}
+
+func (s *Server) handleDeliveryList(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	status, ok := enumQuery(w, r, "status", deliveryStatuses...)
+	if !ok {
+		return
+	}
+	o, ok := listOptions(w, r, 20, 100)
+	if !ok {
+		return
+	}
+	list, p, err := s.DB.FindDeliveries(r.Context(), appID(r), id, status, o)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, listBody[*store.Delivery]{list, p})
+}
+
+func (s *Server) handleDeliveryGet(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	did, ok := pathID(w, r, "deliveryId")
+	if !ok {
+		return
+	}
+	d, err := s.DB.FindDeliveryByID(r.Context(), appID(r), id, did)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+func (s *Server) handleDeliveryRedeliver(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	did, ok := pathID(w, r, "deliveryId")
+	if !ok {
+		return
+	}
+	d, err := s.DB.RedeliverDelivery(r.Context(), appID(r), id, did)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, d)
+}

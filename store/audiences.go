@@ -1,0 +1,865 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"service/rules"
+)
+
+// Audience statuses.
+const (
+	AudienceActive   = "active"
+	AudienceArchived = "archived"
+)
+
+// MaxAudienceDescriptionLen bounds an audience's description.
+const MaxAudienceDescriptionLen = 2000
+
+// Audience is a user segment: a rule definition over user attributes and
+// events, with the number of known users it matched at its last count.
+type Audience struct {
+	ID               int64           `json:"id"`
+	AppID            int64           `json:"appId"`
+	Name             string          `json:"name"`
+	Description      string          `json:"description"`
+	Status           string          `json:"status"`
+	CustomerCount    int             `json:"customerCount"`
+	LastCalculatedAt *Time           `json:"lastCalculatedAt"`
+	Definition       json.RawMessage `json:"definition"`
+	CreatedAt        Time            `json:"createdAt"`
+	UpdatedAt        Time            `json:"updatedAt"`
+
+	updatedMS int64
+}
+
+// AudienceInput is a create or a partial update; nil fields are left alone.
+type AudienceInput struct {
+	Name        *string         `json:"name"`
+	Description *string         `json:"description"`
+	Status      *string         `json:"status"`
+	Definition  json.RawMessage `json:"definition"`
+}
+
+// AudienceMember is one user an audience matches.
+type AudienceMember struct {
+	UserID string `json:"userId"`
+}
+
+// validate checks every field at once and returns the definition compacted
+// (nil when the input has none).
+func (in *AudienceInput) validate(create bool) (json.RawMessage, error) {
+	fe := FieldErrors{}
+	if in.Name != nil || create {
+		if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
+			fe.Add("name", "is required")
+		} else if len(*in.Name) > MaxNameLen {
+			fe.Add("name", fmt.Sprintf("must be at most %d characters", MaxNameLen))
+		}
+	}
+	if in.Description != nil && len(*in.Description) > MaxAudienceDescriptionLen {
+		fe.Add("description", fmt.Sprintf("must be at most %d characters", MaxAudienceDescriptionLen))
+	}
+	if in.Status != nil && *in.Status != AudienceActive && *in.Status != AudienceArchived {
+		fe.Add("status", "must be one of active, archived")
+	}
+	var def json.RawMessage
+	switch {
+	case isNull(in.Definition) && create:
+		fe.Add("definition", "is required")
+	case isNull(in.Definition) && in.Definition != nil:
+		fe.Add("definition", "must be an object with logic and rules")
+	case !isNull(in.Definition):
+		if _, errs := rules.Compile(in.Definition, "definition"); errs != nil {
+			for k, v := range errs {
+				fe.Add(k, v)
+			}
+			break
+		}
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, in.Definition); err != nil {
+			fe.Add("definition", "must be valid JSON")
+			break
+		}
+		def = buf.Bytes()
+	}
+	return def, fe.Err()
+}
+
+const audienceColumns = `id, app_id, name, description, status, definition, customer_count, last_calculated_at, created_at, updated_at`
+
+func scanAudience(row scanner) (*Audience, error) {
+	a := &Audience{}
+	var def string
+	var calc sql.NullInt64
+	var created int64
+	if err := row.Scan(&a.ID, &a.AppID, &a.Name, &a.Description, &a.Status, &def, &a.CustomerCount, &calc, &created, &a.updatedMS); err != nil {
+		return nil, err
+	}
+	a.Definition = json.RawMessage(def)
+	a.LastCalculatedAt = TimePtr(nullMS(calc))
+	a.CreatedAt, a.UpdatedAt = NewTime(fromMS(created)), NewTime(fromMS(a.updatedMS))
+	return a, nil
+}
+
+// CreateAudience creates an audience in an app. Its count is zero and
+// lastCalculatedAt null until RecountAudience runs.
+func (db *DB) CreateAudience(ctx context.Context, appID int64, in AudienceInput) (*Audience, error) {
+	def, err := in.validate(true)
+	if err != nil {
+		return nil, err
+	}
+	status := AudienceActive
+	if in.Status != nil {
+		status = *in.Status
+	}
+	desc := ""
+	if in.Description != nil {
+		desc = *in.Description
+	}
+	var id int64
+	err = db.withTx(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(`INSERT INTO audiences (app_id, name, description, status, definition, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			appID, strings.TrimSpace(*in.Name), desc, status, string(def), ms(tx.now), ms(tx.now))
+		if err != nil {
+			return err
+		}
+		id, _ = res.LastInsertId()
+		tx.changed = true
+		// SQLite reuses the id of a deleted last row: drop anything a
+		// reader cached for the deleted audience under that id.
+		tx.after = append(tx.after, func() { audienceDefs.forget(db, id) })
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.FindAudienceByID(ctx, appID, id)
+}
+
+// FindAudienceByID returns an audience of the app; one of another app is
+// reported missing.
+func (db *DB) FindAudienceByID(ctx context.Context, appID, id int64) (*Audience, error) {
+	a, err := scanAudience(db.read.QueryRowContext(ctx, `SELECT `+audienceColumns+` FROM audiences WHERE id = ? AND app_id = ?`, id, appID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("audience")
+	}
+	return a, err
+}
+
+// FindAudiences lists an app's audiences, newest first; an empty status
+// lists both active and archived ones.
+func (db *DB) FindAudiences(ctx context.Context, appID int64, status string, o ListOptions) ([]*Audience, Pagination, error) {
+	where, args := `app_id = ?`, []any{appID}
+	if status != "" {
+		where += ` AND status = ?`
+		args = append(args, status)
+	}
+	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, Pagination{}, err
+	}
+	defer tx.Rollback()
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM audiences WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, Pagination{}, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+audienceColumns+` FROM audiences WHERE `+where+` ORDER BY id DESC LIMIT ? OFFSET ?`,
+		append(args, o.Limit, o.offset())...)
+	if err != nil {
+		return nil, Pagination{}, err
+	}
+	defer rows.Close()
+	list := []*Audience{}
+	for rows.Next() {
+		a, err := scanAudience(rows)
+		if err != nil {
+			return nil, Pagination{}, err
+		}
+		list = append(list, a)
+	}
+	return list, newPagination(o, total), rows.Err()
+}
+
+// UpdateAudience applies a partial update. active and archived may follow
+// each other freely. The count is left as it was: the caller recounts.
+func (db *DB) UpdateAudience(ctx context.Context, appID, id int64, in AudienceInput) (*Audience, error) {
+	def, err := in.validate(false)
+	if err != nil {
+		return nil, err
+	}
+	err = db.withTx(ctx, func(tx *Tx) error {
+		cur, err := scanAudience(tx.QueryRow(`SELECT `+audienceColumns+` FROM audiences WHERE id = ? AND app_id = ?`, id, appID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("audience")
+		} else if err != nil {
+			return err
+		}
+		name, desc, status := cur.Name, cur.Description, cur.Status
+		if in.Name != nil {
+			name = strings.TrimSpace(*in.Name)
+		}
+		if in.Description != nil {
+			desc = *in.Description
+		}
+		if in.Status != nil {
+			status = *in.Status
+		}
+		if def == nil {
+			def = cur.Definition
+		}
+		// updated_at strictly increases, even for two updates within one
+		// millisecond, because it is what tells the compiled-definition
+		// cache and a running count that the definition changed.
+		if _, err := tx.Exec(`UPDATE audiences SET name = ?, description = ?, status = ?, definition = ?, updated_at = MAX(?, updated_at + 1) WHERE id = ?`,
+			name, desc, status, string(def), ms(tx.now), id); err != nil {
+			return err
+		}
+		tx.changed = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return db.FindAudienceByID(ctx, appID, id)
+}
+
+// DeleteAudience deletes an audience unless a draft, active or paused
+// campaign targets it. Completed and archived campaigns that targeted it
+// keep their results and lose the reference (audienceId becomes null).
+func (db *DB) DeleteAudience(ctx context.Context, appID, id int64) error {
+	return db.withTx(ctx, func(tx *Tx) error {
+		var one int
+		err := tx.QueryRow(`SELECT 1 FROM audiences WHERE id = ? AND app_id = ?`, id, appID).Scan(&one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("audience")
+		} else if err != nil {
+			return err
+		}
+		rows, err := tx.Query(`SELECT id FROM campaigns WHERE audience_id = ? AND status IN ('draft','active','paused') ORDER BY id`, id)
+		if err != nil {
+			return err
+		}
+		var used []int64
+		for rows.Next() {
+			var cid int64
+			if err := rows.Scan(&cid); err != nil {
+				rows.Close()
+				return err
+			}
+			used = append(used, cid)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(used) > 0 {
+			return &Error{Code: EINVALID, Message: "audience is used by a draft, active or paused campaign",
+				Details: map[string]any{"campaignIds": used}}
+		}
+		if _, err := tx.Exec(`UPDATE campaigns SET audience_id = NULL WHERE audience_id = ?`, id); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(`DELETE FROM audiences WHERE id = ?`, id); err != nil {
+			return err
+		}
+		tx.changed = true
+		db := tx.db
+		tx.after = append(tx.after, func() { audienceDefs.forget(db, id) })
+		return nil
+	})
+}
+
+// compiledAudience is an audience definition ready for matching, with what
+// a caller needs to fetch exactly the facts it reads.
+type compiledAudience struct {
+	updatedMS  int64
+	def        *rules.Definition
+	eventIDs   []string
+	window     time.Duration
+	bounded    bool
+	needsAttrs bool
+	userEvents string // the one-user event query of matchUser
+}
+
+// audienceCache keeps compiled definitions, so the variant hot path never
+// parses JSON rules. An entry is valid for one updated_at of its audience;
+// UpdateAudience makes updated_at strictly increase, so a changed
+// definition can never be served from an older entry.
+type audienceCache struct {
+	mu sync.Mutex
+	m  map[audienceCacheKey]*compiledAudience
+}
+
+// audienceCacheKey includes the database, because audience ids restart in
+// every database a process opens (tests open many).
+type audienceCacheKey struct {
+	db *DB
+	id int64
+}
+
+// maxCachedAudiences bounds the cache; past it the cache starts over, which
+// costs one compile per audience in use.
+const maxCachedAudiences = 10_000
+
+var audienceDefs = &audienceCache{m: map[audienceCacheKey]*compiledAudience{}}
+
+func (c *audienceCache) get(db *DB, id, updatedMS int64) *compiledAudience {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e := c.m[audienceCacheKey{db, id}]; e != nil && e.updatedMS == updatedMS {
+		return e
+	}
+	return nil
+}
+
+func (c *audienceCache) put(db *DB, id int64, e *compiledAudience) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := audienceCacheKey{db, id}
+	if old := c.m[k]; old != nil && old.updatedMS > e.updatedMS {
+		return // a reader of an older snapshot must not replace a newer entry
+	}
+	if len(c.m) >= maxCachedAudiences {
+		clear(c.m)
+	}
+	c.m[k] = e
+}
+
+func (c *audienceCache) forget(db *DB, id int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, audienceCacheKey{db, id})
+}
+
+// compileAudience returns the compiled definition of an audience row,
+// compiling it only when the cache has no entry for this updated_at.
+func (db *DB) compileAudience(id, updatedMS int64, raw []byte) (*compiledAudience, error) {
+	if e := audienceDefs.get(db, id, updatedMS); e != nil {
+		return e, nil
+	}
+	def, errs := rules.Compile(raw, "definition")
+	if errs != nil {
+		// Stored definitions were validated on write; this is corruption.
+		return nil, fmt.Errorf("audience %d: stored definition does not compile: %v", id, errs)
+	}
+	e := &compiledAudience{updatedMS: updatedMS, def: def, eventIDs: def.EventIDs(), needsAttrs: hasAttributeRule(raw)}
+	e.window, e.bounded = def.MaxWindow()
+	e.userEvents = `SELECT event_id, ts FROM events WHERE app_id = ? AND user_id = ? AND event_id IN (` + placeholders(len(e.eventIDs)) + `)`
+	if e.bounded {
+		e.userEvents += ` AND ts >= ?`
+	}
+	audienceDefs.put(db, id, e)
+	return e, nil
+}
+
+// hasAttributeRule reports whether a valid definition has an attribute
+// rule, so bulk counting can skip decoding profiles when none has.
+func hasAttributeRule(raw []byte) bool {
+	var d struct {
+		Rules []struct {
+			RuleType *string `json:"ruleType"`
+		} `json:"rules"`
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return true
+	}
+	for _, r := range d.Rules {
+		if r.RuleType == nil || *r.RuleType != "event" {
+			return true
+		}
+	}
+	return false
+}
+
+// audQuerier is what both a write transaction and a read transaction offer.
+type audQuerier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// audTxQuerier runs a write transaction's hot-path queries through the
+// prepared-statement cache.
+type audTxQuerier struct{ tx *Tx }
+
+func (q audTxQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := q.tx.db.wstmts.get(query); st != nil {
+		return q.tx.Tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return q.tx.Tx.QueryRowContext(ctx, query, args...)
+}
+
+func (q audTxQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := q.tx.db.wstmts.get(query); st != nil {
+		return q.tx.Tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return q.tx.Tx.QueryContext(ctx, query, args...)
+}
+
+func (q audTxQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := q.tx.db.wstmts.get(query); st != nil {
+		return q.tx.Tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return q.tx.Tx.ExecContext(ctx, query, args...)
+}
+
+// audienceUser is an audience and one user's profile, read together.
+type audienceUser struct {
+	c         *compiledAudience
+	status    string
+	found     bool   // the audience is in the app
+	attrs     []byte // the user's stored attributes; nil for an unknown user
+	knownUser bool
+}
+
+// loadAudienceUser reads an audience's status and compiled definition and
+// a user's profile in one statement (every statement costs a parse, and
+// this runs on the variant hot path); the definition text is read only
+// when the cache has no entry for the audience's updated_at.
+func (db *DB) loadAudienceUser(ctx context.Context, q audQuerier, appID, id int64, userID string) (audienceUser, error) {
+	var r audienceUser
+	var updated int64
+	var attrs sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT a.status, a.updated_at, u.attributes FROM audiences AS a
+		LEFT JOIN users AS u ON u.app_id = a.app_id AND u.user_id = ? WHERE a.id = ? AND a.app_id = ?`, userID, id, appID).
+		Scan(&r.status, &updated, &attrs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, nil
+	} else if err != nil {
+		return r, err
+	}
+	r.found, r.knownUser = true, attrs.Valid
+	if attrs.Valid {
+		r.attrs = []byte(attrs.String)
+	}
+	if r.c = audienceDefs.get(db, id, updated); r.c != nil {
+		return r, nil
+	}
+	var raw string
+	if err := q.QueryRowContext(ctx, `SELECT definition, updated_at FROM audiences WHERE id = ?`, id).Scan(&raw, &updated); err != nil {
+		return r, err
+	}
+	r.c, err = db.compileAudience(id, updated, []byte(raw))
+	return r, err
+}
+
+// matchUser evaluates a loaded audience for its user at now, reading that
+// user's events of the referenced ids (one indexed query, bounded by the
+// widest time window when there is one) only when the definition has event
+// rules. An unknown user matches nothing: audiences count known users.
+func matchUser(ctx context.Context, q audQuerier, r audienceUser, appID int64, userID string, now time.Time) (bool, error) {
+	if !r.knownUser {
+		return false, nil
+	}
+	c := r.c
+	var attrs map[string]any
+	if c.needsAttrs {
+		_ = json.Unmarshal(r.attrs, &attrs)
+	}
+	var facts rules.Facts
+	if c.def.NeedsEvents() {
+		args := make([]any, 0, len(c.eventIDs)+3)
+		args = append(args, appID, userID)
+		for _, id := range c.eventIDs {
+			args = append(args, id)
+		}
+		if c.bounded {
+			args = append(args, ms(now.Add(-c.window)))
+		}
+		rows, err := q.QueryContext(ctx, c.userEvents, args...)
+		if err != nil {
+			return false, err
+		}
+		facts.Events = make(map[string][]time.Time, len(c.eventIDs))
+		for rows.Next() {
+			var id string
+			var ts int64
+			if err := rows.Scan(&id, &ts); err != nil {
+				rows.Close()
+				return false, err
+			}
+			facts.Events[id] = append(facts.Events[id], fromMS(ts))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return false, err
+		}
+		for _, ts := range facts.Events {
+			sortTimes(ts)
+		}
+	}
+	return c.def.Match(attrs, facts, now), nil
+}
+
+// sortTimes sorts ascending, as rules.Facts requires; the index usually
+// yields them sorted already, which the check makes cheap.
+func sortTimes(ts []time.Time) {
+	if !slices.IsSortedFunc(ts, time.Time.Compare) {
+		slices.SortFunc(ts, time.Time.Compare)
+	}
+}
+
+func placeholders(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strings.Repeat("?,", n-1) + "?"
+}
+
+// userInAudience reports, inside the caller's write transaction, whether a
+// user belongs to an audience at tx.now. An unknown or archived audience,
+// and an unknown user, match nothing; callers record the user with
+// touchUser first.
+func (tx *Tx) userInAudience(appID, audienceID int64, userID string) (bool, error) {
+	ctx := context.Background()
+	q := audTxQuerier{tx}
+	r, err := tx.db.loadAudienceUser(ctx, q, appID, audienceID, userID)
+	if err != nil || !r.found || r.status != AudienceActive {
+		return false, err
+	}
+	return matchUser(ctx, q, r, appID, userID, tx.now)
+}
+
+// UserInAudience reports whether a user belongs to an audience now, for the
+// check endpoint: an audience of another app is not found, an archived one
+// is still evaluated, and an unknown user does not match.
+func (db *DB) UserInAudience(ctx context.Context, appID, audienceID int64, userID string) (bool, error) {
+	fe := FieldErrors{}
+	checkUserID(fe, "userId", userID)
+	if err := fe.Err(); err != nil {
+		return false, err
+	}
+	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	r, err := db.loadAudienceUser(ctx, tx, appID, audienceID, userID)
+	if err != nil {
+		return false, err
+	}
+	if !r.found {
+		return false, notFound("audience")
+	}
+	return matchUser(ctx, tx, r, appID, userID, db.Now().UTC())
+}
+
+// FindAudienceMembers returns one page of the users an audience matches
+// now, in user id order. It evaluates every user of the app, which the
+// total needs anyway.
+func (db *DB) FindAudienceMembers(ctx context.Context, appID, id int64, o ListOptions) ([]AudienceMember, Pagination, error) {
+	a, err := db.FindAudienceByID(ctx, appID, id)
+	if err != nil {
+		return nil, Pagination{}, err
+	}
+	c, err := db.compileAudience(a.ID, a.updatedMS, a.Definition)
+	if err != nil {
+		return nil, Pagination{}, err
+	}
+	list := []AudienceMember{}
+	from, total := o.offset(), 0
+	err = db.scanAudienceUsers(ctx, appID, []*compiledAudience{c}, db.Now().UTC(), func(userID string, match []bool) {
+		if !match[0] {
+			return
+		}
+		if total >= from && len(list) < o.Limit {
+			list = append(list, AudienceMember{UserID: userID})
+		}
+		total++
+	})
+	if err != nil {
+		return nil, Pagination{}, err
+	}
+	return list, newPagination(o, total), nil
+}
+
+// RecountAudience counts the known users an audience matches now and
+// stores the count. It reads without holding the writer and then writes in
+// a short transaction; a count made from a definition that an update
+// replaced meanwhile is dropped, since that update recounts.
+func (db *DB) RecountAudience(ctx context.Context, appID, id int64) (*Audience, error) {
+	a, err := db.FindAudienceByID(ctx, appID, id)
+	if err != nil {
+		return nil, err
+	}
+	job := &recountJob{id: a.ID, updatedMS: a.updatedMS}
+	if job.c, err = db.compileAudience(a.ID, a.updatedMS, a.Definition); err != nil {
+		return nil, err
+	}
+	if err := db.recountApp(ctx, appID, []*recountJob{job}); err != nil {
+		return nil, err
+	}
+	return db.FindAudienceByID(ctx, appID, id)
+}
+
+// RecountAudiences recounts every active audience of every app, reading
+// each app's users once for all its audiences. An app whose count fails
+// does not stop the others; the errors are returned together.
+func (db *DB) RecountAudiences(ctx context.Context) error {
+	rows, err := db.read.QueryContext(ctx, `SELECT id, app_id, definition, updated_at FROM audiences WHERE status = 'active' ORDER BY app_id, id`)
+	if err != nil {
+		return err
+	}
+	byApp := map[int64][]*recountJob{}
+	var apps []int64
+	var errs []error
+	for rows.Next() {
+		var id, app, updated int64
+		var raw []byte
+		if err := rows.Scan(&id, &app, &raw, &updated); err != nil {
+			rows.Close()
+			return err
+		}
+		c, err := db.compileAudience(id, updated, raw)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if byApp[app] == nil {
+			apps = append(apps, app)
+		}
+		byApp[app] = append(byApp[app], &recountJob{id: id, updatedMS: updated, c: c})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, app := range apps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := db.recountApp(ctx, app, byApp[app]); err != nil {
+			errs = append(errs, fmt.Errorf("recount audiences of app %d: %w", app, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+type recountJob struct {
+	id        int64
+	updatedMS int64
+	c         *compiledAudience
+	count     int
+}
+
+// recountApp counts the jobs' audiences over the app's users in one pass
+// and stores the counts stamped with the moment the facts were read.
+func (db *DB) recountApp(ctx context.Context, appID int64, jobs []*recountJob) error {
+	defs := make([]*compiledAudience, len(jobs))
+	for i, j := range jobs {
+		defs[i] = j.c
+	}
+	now := db.Now().UTC()
+	err := db.scanAudienceUsers(ctx, appID, defs, now, func(_ string, match []bool) {
+		for i, m := range match {
+			if m {
+				jobs[i].count++
+			}
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return db.withTx(ctx, func(tx *Tx) error {
+		for _, j := range jobs {
+			if _, err := tx.Exec(`UPDATE audiences SET customer_count = ?, last_calculated_at = ? WHERE id = ? AND app_id = ? AND updated_at = ?`,
+				j.count, ms(now), j.id, appID, j.updatedMS); err != nil {
+				return err
+			}
+		}
+		tx.changed = true
+		return nil
+	})
+}
+
+// audienceBatch is how many users one round of bulk matching reads: large
+// enough that per-query costs vanish, small enough that the batch's events
+// fit in memory comfortably.
+const audienceBatch = 1000
+
+// scanUser is one user of a batch with its events, per referenced event id.
+type scanUser struct {
+	id     string
+	attrs  []byte
+	events [][]time.Time
+}
+
+// scanAudienceUsers evaluates the audiences defs for every user of an app,
+// in user id order, and calls visit with the user and which of defs it
+// matches (the slice is reused between calls). Everything is read in one
+// read-only transaction, so the pass sees one snapshot and never holds the
+// writer: users in keyset-paginated batches, and each batch's events of
+// the referenced ids in one query bounded by the widest time window.
+func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compiledAudience, now time.Time, visit func(userID string, match []bool)) error {
+	var eventIDs []string
+	needsAttrs, bounded := false, true
+	var window time.Duration
+	for _, c := range defs {
+		needsAttrs = needsAttrs || c.needsAttrs
+		if !c.def.NeedsEvents() {
+			continue
+		}
+		for _, id := range c.eventIDs {
+			if !slices.Contains(eventIDs, id) {
+				eventIDs = append(eventIDs, id)
+			}
+		}
+		if !c.bounded {
+			bounded = false
+		} else {
+			window = max(window, c.window)
+		}
+	}
+
+	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+
+	userQuery := `SELECT user_id FROM users WHERE app_id = ? AND user_id > ? ORDER BY user_id LIMIT ?`
+	if needsAttrs {
+		userQuery = `SELECT user_id, attributes FROM users WHERE app_id = ? AND user_id > ? ORDER BY user_id LIMIT ?`
+	}
+	// The batch's user ids and the event ids travel as two JSON arrays, and
+	// each row names its user and its event id by their positions in them,
+	// folded into one integer: the driver then hands back two integers per
+	// event instead of two strings, and the strings were most of the cost
+	// of a pass. The plan is one covering-index seek per user and event id.
+	var eventQuery strings.Builder
+	eventQuery.WriteString(`SELECT u.key * ? + CASE e.event_id`)
+	for i := range eventIDs {
+		eventQuery.WriteString(` WHEN ? THEN ` + itoa(i))
+	}
+	eventQuery.WriteString(` END, e.ts FROM json_each(?) AS u JOIN events AS e
+		ON e.app_id = ? AND e.user_id = u.value AND e.event_id IN (` + placeholders(len(eventIDs)) + `)`)
+	if bounded {
+		eventQuery.WriteString(` AND e.ts >= ?`)
+	}
+	since := ms(now.Add(-window))
+	batchIDs := make([]string, 0, audienceBatch)
+
+	users := make([]scanUser, 0, audienceBatch)
+	attrs := map[string]any{}
+	facts := rules.Facts{Events: make(map[string][]time.Time, len(eventIDs))}
+	match := make([]bool, len(defs))
+	after := ""
+	for {
+		rows, err := tx.QueryContext(ctx, userQuery, appID, after, audienceBatch)
+		if err != nil {
+			return err
+		}
+		users = users[:0]
+		for rows.Next() {
+			// Reuse the batch's slices: a pass over many users then
+			// allocates little beyond the strings the driver returns.
+			n := len(users)
+			if n < cap(users) {
+				users = users[:n+1]
+			} else {
+				users = append(users, scanUser{})
+			}
+			u := &users[n]
+			if needsAttrs {
+				err = rows.Scan(&u.id, &u.attrs)
+			} else {
+				err = rows.Scan(&u.id)
+			}
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			if len(u.events) != len(eventIDs) {
+				u.events = make([][]time.Time, len(eventIDs))
+			}
+			for i := range u.events {
+				u.events[i] = u.events[i][:0]
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		if len(users) == 0 {
+			return nil
+		}
+
+		if len(eventIDs) > 0 {
+			batchIDs = batchIDs[:0]
+			for i := range users {
+				batchIDs = append(batchIDs, users[i].id)
+			}
+			usersJSON, err := json.Marshal(batchIDs)
+			if err != nil {
+				return err
+			}
+			args := make([]any, 0, 4+2*len(eventIDs))
+			args = append(args, len(eventIDs))
+			for _, id := range eventIDs {
+				args = append(args, id)
+			}
+			args = append(args, string(usersJSON), appID)
+			for _, id := range eventIDs {
+				args = append(args, id)
+			}
+			if bounded {
+				args = append(args, since)
+			}
+			if err := loadBatchEvents(ctx, tx, eventQuery.String(), args, len(eventIDs), users); err != nil {
+				return err
+			}
+		}
+
+		for i := range users {
+			u := &users[i]
+			for j, id := range eventIDs {
+				sortTimes(u.events[j])
+				facts.Events[id] = u.events[j]
+			}
+			if needsAttrs {
+				clear(attrs)
+				if err := json.Unmarshal(u.attrs, &attrs); err != nil {
+					clear(attrs)
+				}
+			}
+			for k, c := range defs {
+				match[k] = c.def.Match(attrs, facts, now)
+			}
+			visit(u.id, match)
+		}
+		if len(users) < audienceBatch {
+			return nil
+		}
+		after = users[len(users)-1].id
+	}
+}
+
+// loadBatchEvents runs one batch's event query and files each timestamp
+// under its user and event id.
+func loadBatchEvents(ctx context.Context, tx *sql.Tx, q string, args []any, nEvents int, users []scanUser) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var pos, ts int64
+	for rows.Next() {
+		if err := rows.Scan(&pos, &ts); err != nil {
+			return err
+		}
+		i, j := int(pos)/nEvents, int(pos)%nEvents
+		if i < 0 || i >= len(users) {
+			return fmt.Errorf("audience scan: event row names user %d of a batch of %d", i, len(users))
+		}
+		users[i].events[j] = append(users[i].events[j], fromMS(ts))
+	}
+	return rows.Err()
+}
