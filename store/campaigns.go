@@ -144,19 +144,18 @@ func parseDate(raw json.RawMessage, loc *time.Location) (*time.Time, bool, error
 
 // campaignEdit is a validated change, ready to write.
 type campaignEdit struct {
-	name, description    *string
-	status               *string
-	start, end           *time.Time
-	setStart, setEnd     bool
-	timezone             *string
-	goal                 *string
-	setGoal              bool
-	audience             *int64
-	setAudience          bool
-	assignment           *string
-	variants             []VariantInput
-	setVariants          bool
-	startDateSet, endSet bool
+	name, description *string
+	status            *string
+	start, end        *time.Time
+	setStart, setEnd  bool
+	timezone          *string
+	goal              *string
+	setGoal           bool
+	audience          *int64
+	setAudience       bool
+	assignment        *string
+	variants          []VariantInput
+	setVariants       bool
 }
 
 // validate checks the fields of in that can be checked without the
@@ -528,40 +527,25 @@ func (db *DB) FindCampaigns(ctx context.Context, appID int64, status string, o L
 // refusedField names the first field of ed that the state does not let a
 // PATCH change, or "" when all may change.
 func refusedField(status string, ed *campaignEdit) string {
-	switch status {
-	case CampaignDraft:
+	if status == CampaignDraft {
 		return ""
-	case CampaignActive, CampaignPaused:
-		switch {
-		case ed.setVariants:
-			return "variants"
-		case ed.setGoal:
-			return "goalEventId"
-		case ed.setAudience:
-			return "audienceId"
-		case ed.assignment != nil:
-			return "assignmentType"
-		case ed.setStart:
-			return "startDate"
-		case ed.timezone != nil:
-			return "timezone"
-		}
-	default:
-		switch {
-		case ed.setVariants:
-			return "variants"
-		case ed.setGoal:
-			return "goalEventId"
-		case ed.setAudience:
-			return "audienceId"
-		case ed.assignment != nil:
-			return "assignmentType"
-		case ed.setStart:
-			return "startDate"
-		case ed.setEnd:
-			return "endDate"
-		case ed.timezone != nil:
-			return "timezone"
+	}
+	// Fields in the order they are reported; endDate may still move later
+	// while the campaign runs, but not once it is over.
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"variants", ed.setVariants},
+		{"goalEventId", ed.setGoal},
+		{"audienceId", ed.setAudience},
+		{"assignmentType", ed.assignment != nil},
+		{"startDate", ed.setStart},
+		{"endDate", ed.setEnd && status != CampaignActive && status != CampaignPaused},
+		{"timezone", ed.timezone != nil},
+	} {
+		if f.set {
+			return f.name
 		}
 	}
 	return ""
