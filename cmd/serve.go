@@ -64,7 +64,9 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	if logOut == nil {
 		logOut = os.Stderr
 	}
-	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: level}))
+	logs := newLogBuffer(logOut)
+	defer logs.Close()
+	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: level}))
 	if err := c.validate(); err != nil {
 		return err
 	}
@@ -103,6 +105,7 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	log.Info("serving", "addr", ln.Addr().String(), "db", c.DB, "version", Version)
+	logs.Flush() // whoever waits for this line should not wait for the ticker
 	if ready != nil {
 		ready(ln.Addr().String())
 	}

@@ -14,7 +14,8 @@
 #                      pre-assigned users (event + conversion check), committed
 #                      (group commit) before the answer
 #
-# Environment: DURATION (10s), THREADS (2), CONNS (64), USERS (2000,
+# Environment: DURATION (10s), THREADS (2), CONNS (64), LOG_LEVEL (info, as
+# in production: one log line per request), USERS (2000,
 # pre-assigned users of variant_returning), BIN (bin/service).
 set -euo pipefail
 
@@ -87,7 +88,7 @@ setup() {
 	ADMIN=$(field key "$("$BIN" keys create --db "$db" --app "$APP_ID" --role admin)")
 	CLIENT=$(field key "$("$BIN" keys create --db "$db" --app "$APP_ID" --role client)")
 
-	"$BIN" serve --db "$db" --addr "$ADDR" --log-level warn 2>"$TMP/service.log" &
+	"$BIN" serve --db "$db" --addr "$ADDR" --log-level "${LOG_LEVEL:-info}" 2>"$TMP/service.log" &
 	PIDS+=($!)
 	go build -o "$TMP/bare" ./scripts/bare
 	"$TMP/bare" --addr "$BARE_ADDR" 2>"$TMP/bare.log" &
