@@ -51,6 +51,9 @@ func seedMore(ctx context.Context, d *store.DB, appID int64, contentIDs []int64,
 	if err != nil {
 		return nil, err
 	}
+	if aud, err = d.RecountAudience(ctx, appID, aud.ID); err != nil {
+		return nil, err
+	}
 	name, status, goal := "Homepage hero", store.CampaignActive, `"purchase"`
 	end := []byte(`"` + d.Now().UTC().AddDate(0, 1, 0).Format(store.TimeFormat) + `"`)
 	ctl, a, b := true, contentIDs[0], contentIDs[1]

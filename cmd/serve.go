@@ -138,7 +138,7 @@ func (c Config) validate() error {
 	for name, d := range map[string]time.Duration{
 		"--scheduler-interval": c.SchedulerInterval, "--audience-interval": c.AudienceInterval,
 		"--webhook-retry-base": c.WebhookRetryBase, "--webhook-timeout": c.WebhookTimeout,
-		"--retention": c.Retention,
+		"--retention": c.Retention, "--shutdown-timeout": c.ShutdownTimeout,
 	} {
 		if d <= 0 {
 			return fmt.Errorf("%s must be positive", name)

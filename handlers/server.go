@@ -60,6 +60,10 @@ func (s *Server) routes() *httprouter.Router {
 		writeErrorCode(w, http.StatusNotFound, "NOT_FOUND", "no such route", nil)
 	})
 	rt.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The router always lists OPTIONS, which this API does not serve.
+		if allow := w.Header().Get("Allow"); allow != "" {
+			w.Header().Set("Allow", strings.TrimSuffix(strings.ReplaceAll(allow+", ", "OPTIONS, ", ""), ", "))
+		}
 		writeErrorCode(w, http.StatusMethodNotAllowed, "INVALID_REQUEST", "method not allowed on this route", nil)
 	})
 	rt.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
