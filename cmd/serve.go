@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -69,6 +70,13 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	log := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: level}))
 	if err := c.validate(); err != nil {
 		return err
+	}
+	// The live heap is small (caches and in-flight requests) while the hot
+	// paths allocate per request, so the default GOGC=100 collects very
+	// often; 400 trades a few MiB for fewer collections and a lower p99.
+	// An explicit GOGC still wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
 	}
 
 	db, err := store.Open(ctx, c.DB)
