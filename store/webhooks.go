@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -393,7 +394,7 @@ func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInpu
 // that are not being sent right now: they wait, with no nextAttemptAt, until
 // the webhook is re-enabled, and cost the dispatcher nothing meanwhile.
 func (tx *Tx) parkDeliveries(hookID int64) error {
-	_, err := tx.Exec(`UPDATE webhook_deliveries SET next_attempt_at = NULL
+	_, err := tx.exec(`UPDATE webhook_deliveries SET next_attempt_at = NULL
 		WHERE webhook_id = ? AND status = 'pending' AND (claimed_until IS NULL OR claimed_until <= ?)`, hookID, ms(tx.now))
 	return err
 }
@@ -624,6 +625,8 @@ func (db *DB) SendTestDelivery(ctx context.Context, appID, webhookID int64) (*De
 
 // ClaimedDelivery is everything the dispatcher needs to send one attempt,
 // read while claiming it so the send itself touches no database.
+// Deliveries of one webhook claimed together share their Headers map: it
+// is read-only.
 type ClaimedDelivery struct {
 	ID         int64
 	WebhookID  int64
@@ -643,17 +646,53 @@ type ClaimedDelivery struct {
 	Claim int64
 }
 
+// LeaseExpiry is when the claim lapses and the delivery becomes claimable
+// again: an attempt must end, and be recorded, before then.
+func (c *ClaimedDelivery) LeaseExpiry() time.Time { return fromMS(c.Claim) }
+
 // ClaimOptions bounds one claim.
 type ClaimOptions struct {
-	// Limit is the most deliveries to claim (the idle workers).
+	// Limit is the most deliveries to claim.
 	Limit int
-	// PerWebhook is the most sends in flight to one webhook, counting
-	// InFlight, so a slow receiver cannot take every worker.
+	// PerWebhook is the most deliveries of one webhook held at once,
+	// counting InFlight, so a slow receiver cannot take every worker.
 	PerWebhook int
-	// InFlight is the caller's count of sends in progress per webhook.
+	// Caps overrides PerWebhook for the webhooks it lists.
+	Caps map[int64]int
+	// InFlight is the caller's count of claims it holds per webhook.
 	InFlight map[int64]int
 	// Lease is how long a claim outlives the webhook's timeout.
 	Lease time.Duration
+}
+
+func (o *ClaimOptions) capOf(hook int64) int {
+	if c, ok := o.Caps[hook]; ok {
+		return max(c, 1)
+	}
+	return max(o.PerWebhook, 1)
+}
+
+// jsonIDs renders ids as a JSON array, so that one constant (and so
+// prepared) statement takes a list of any length through json_each.
+func jsonIDs(ids []int64) string {
+	b := make([]byte, 0, 2+len(ids)*8)
+	b = append(b, '[')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, id, 10)
+	}
+	return string(append(b, ']'))
+}
+
+// whReadRows runs a query of constant text on the reader pool through a
+// prepared statement.
+func (db *DB) whReadRows(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	if st := db.rstmts.get(q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	return db.read.QueryContext(ctx, q, args...)
 }
 
 // ClaimDueDeliveries claims pending deliveries of ACTIVE webhooks that are
@@ -664,103 +703,140 @@ type ClaimOptions struct {
 //
 // A read on the reader pool finds the candidates first, so the frequent
 // looks that find nothing never take the write lock from API writes; the
-// claim itself is a conditional UPDATE in one write transaction.
+// claim itself is one conditional UPDATE of them all, and one read of
+// their webhooks, in one write transaction.
 func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOptions) ([]*ClaimedDelivery, error) {
 	if o.Limit < 1 {
 		return nil, nil
 	}
-	per := max(o.PerWebhook, 1)
 	t := ms(now)
 	count := make(map[int64]int, len(o.InFlight)+1)
 	var capped []int64
 	for k, v := range o.InFlight {
 		count[k] = v
-		if v >= per {
+		if v >= o.capOf(k) {
 			capped = append(capped, k)
 		}
 	}
-	ids, err := db.dueDeliveries(ctx, t, o.Limit, per, count, capped)
+	ids, err := db.dueDeliveries(ctx, t, &o, count, capped)
 	if err != nil || len(ids) == 0 {
 		return nil, err
 	}
-	lease := o.Lease
+	order := make(map[int64]int, len(ids))
+	for i, id := range ids {
+		order[id] = i
+	}
 	var out []*ClaimedDelivery
-	err = db.withTx(ctx, func(tx *Tx) error {
+	// Through the group commit, the claim shares a commit with the
+	// attempts being recorded instead of waiting for them.
+	err = db.batch.do(ctx, func(tx *Tx) error {
 		out = out[:0]
-		for _, id := range ids {
-			c := &ClaimedDelivery{ID: id}
-			var headers string
-			var timeout int
+		// The unary pluses keep SQLite on the id list rather than the due
+		// index, which would walk the whole backlog. Rows gone, claimed,
+		// redelivered or disabled since the read are simply not returned.
+		rows, err := tx.query(`UPDATE webhook_deliveries
+			SET claimed_until = ? + ? + (SELECT w.timeout_seconds * 1000 FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id)
+			WHERE id IN (SELECT value FROM json_each(?)) AND +status = 'pending' AND +next_attempt_at <= ?
+				AND (claimed_until IS NULL OR claimed_until <= ?)
+				AND (SELECT w.status FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id) = 'ACTIVE'
+			RETURNING id, webhook_id, event, payload, created_at, attempts, claimed_until`,
+			t, o.Lease.Milliseconds(), jsonIDs(ids), t, t)
+		if err != nil {
+			return err
+		}
+		byHook := map[int64][]*ClaimedDelivery{}
+		for rows.Next() {
+			c := &ClaimedDelivery{}
 			var created int64
-			err := tx.QueryRow(`SELECT d.webhook_id, d.event, d.payload, d.created_at, d.attempts, w.url, w.secret, w.headers,
-					w.timeout_seconds, w.max_retries
-				FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-				WHERE d.id = ? AND d.status = 'pending' AND d.next_attempt_at <= ?
-					AND (d.claimed_until IS NULL OR d.claimed_until <= ?) AND w.status = 'ACTIVE'`, id, t, t).
-				Scan(&c.WebhookID, &c.Event, &c.Payload, &created, &c.Attempt, &c.URL, &c.Secret, &headers, &timeout, &c.MaxRetries)
-			if errors.Is(err, sql.ErrNoRows) {
-				continue // claimed, redelivered or disabled since the read
-			} else if err != nil {
+			if err := rows.Scan(&c.ID, &c.WebhookID, &c.Event, &c.Payload, &created, &c.Attempt, &c.Claim); err != nil {
+				rows.Close()
 				return err
 			}
 			c.Attempt++
 			c.CreatedAt = fromMS(created)
-			c.Timeout = time.Duration(timeout) * time.Second
-			c.Claim = t + (c.Timeout + lease).Milliseconds()
-			if err := json.Unmarshal([]byte(headers), &c.Headers); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(`UPDATE webhook_deliveries SET claimed_until = ? WHERE id = ?`, c.Claim, id); err != nil {
-				return err
-			}
 			out = append(out, c)
+			byHook[c.WebhookID] = append(byHook[c.WebhookID], c)
 		}
-		return nil
+		rows.Close()
+		if err := rows.Err(); err != nil || len(out) == 0 {
+			return err
+		}
+		hooks := make([]int64, 0, len(byHook))
+		for h := range byHook {
+			hooks = append(hooks, h)
+		}
+		rows, err = tx.query(`SELECT id, url, secret, headers, timeout_seconds, max_retries FROM webhooks
+			WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(hooks))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			var url, secret, headers string
+			var timeout, retries int
+			if err := rows.Scan(&id, &url, &secret, &headers, &timeout, &retries); err != nil {
+				return err
+			}
+			var h map[string]string
+			if err := json.Unmarshal([]byte(headers), &h); err != nil {
+				return err
+			}
+			for _, c := range byHook[id] {
+				c.URL, c.Secret, c.Headers, c.MaxRetries = url, secret, h, retries
+				c.Timeout = time.Duration(timeout) * time.Second
+			}
+		}
+		return rows.Err()
 	})
 	if err != nil {
 		return nil, err
 	}
+	slices.SortFunc(out, func(a, b *ClaimedDelivery) int { return order[a.ID] - order[b.ID] })
 	return out, nil
 }
 
-// dueDeliveries picks up to limit claimable deliveries in due order, at
-// most per for each webhook (count holds those in flight already). It reads
-// the due index in pages that leave out webhooks at their cap, so a large
-// backlog of a slow receiver is skipped inside SQLite rather than row by
-// row here, and continues after the last row seen when a webhook fills up
-// mid-page.
-func (db *DB) dueDeliveries(ctx context.Context, t int64, limit, per int, count map[int64]int, capped []int64) ([]int64, error) {
+// duePage is the most rows one read of the due index returns. It is a
+// literal because a bound LIMIT makes SQLite plan the statement anew at
+// every run; rows are stepped only while needed, so a large page costs
+// nothing when the first rows suffice.
+const (
+	duePage     = "512"
+	duePageRows = 512
+)
+
+// dueDeliveries picks up to o.Limit claimable deliveries in due order, at
+// most o.capOf(hook) for each webhook (count holds those in flight
+// already). It reads the due index in pages that leave out webhooks at
+// their cap, so a large backlog of a slow receiver is skipped inside SQLite
+// rather than row by row here, and continues after the last row seen when
+// a webhook fills up mid-page.
+func (db *DB) dueDeliveries(ctx context.Context, t int64, o *ClaimOptions, count map[int64]int, capped []int64) ([]int64, error) {
 	var ids []int64
-	page := limit * per
 	afterAt, afterID := int64(-1<<63), int64(0)
-	for len(ids) < limit {
-		q := `SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
+	for len(ids) < o.Limit {
+		rows, err := db.whReadRows(ctx, `SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
 			JOIN webhooks w ON w.id = d.webhook_id
 			WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.next_attempt_at, d.id) > (?, ?)
-				AND (d.claimed_until IS NULL OR d.claimed_until <= ?) AND w.status = 'ACTIVE'`
-		args := []any{t, afterAt, afterID, t}
-		if len(capped) > 0 {
-			q += ` AND d.webhook_id NOT IN (?` + strings.Repeat(`, ?`, len(capped)-1) + `)`
-			for _, h := range capped {
-				args = append(args, h)
-			}
-		}
-		rows, err := db.read.QueryContext(ctx, q+` ORDER BY d.next_attempt_at, d.id LIMIT ?`, append(args, page)...)
+				AND (d.claimed_until IS NULL OR d.claimed_until <= ?) AND w.status = 'ACTIVE'
+				AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+			ORDER BY d.next_attempt_at, d.id LIMIT `+duePage, t, afterAt, afterID, t, jsonIDs(capped))
 		if err != nil {
 			return nil, err
 		}
 		n, filled := 0, false
-		for len(ids) < limit && rows.Next() {
+		for len(ids) < o.Limit && rows.Next() {
 			var id, hook int64
 			if err := rows.Scan(&id, &hook, &afterAt); err != nil {
 				rows.Close()
 				return nil, err
 			}
 			n, afterID = n+1, id
-			if count[hook] >= per {
+			limit := o.capOf(hook)
+			if count[hook] >= limit {
 				continue
 			}
-			if count[hook]++; count[hook] >= per {
+			if count[hook]++; count[hook] >= limit {
 				capped, filled = append(capped, hook), true
 			}
 			ids = append(ids, id)
@@ -771,7 +847,7 @@ func (db *DB) dueDeliveries(ctx context.Context, t int64, limit, per int, count 
 		}
 		// A short page means the due rows are exhausted; a full page in
 		// which no webhook filled up was all claimed.
-		if n < page || !filled {
+		if n < duePageRows || !filled {
 			break
 		}
 	}
@@ -782,9 +858,21 @@ func (db *DB) dueDeliveries(ctx context.Context, t int64, limit, per int, count 
 // dispatcher is shutting down), so a restart sends it at once instead of
 // waiting for the lease to expire.
 func (db *DB) ReleaseDelivery(ctx context.Context, c *ClaimedDelivery) error {
+	return db.ReleaseDeliveries(ctx, []*ClaimedDelivery{c})
+}
+
+// ReleaseDeliveries releases many claims in one transaction.
+func (db *DB) ReleaseDeliveries(ctx context.Context, list []*ClaimedDelivery) error {
+	if len(list) == 0 {
+		return nil
+	}
 	return db.withTx(ctx, func(tx *Tx) error {
-		_, err := tx.Exec(`UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ? AND claimed_until = ?`, c.ID, c.Claim)
-		return err
+		for _, c := range list {
+			if _, err := tx.exec(`UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ? AND claimed_until = ?`, c.ID, c.Claim); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -793,7 +881,7 @@ func (db *DB) ReleaseDelivery(ctx context.Context, c *ClaimedDelivery) error {
 // expiring leases of a crashed process are found by the dispatcher's poll.
 func (db *DB) NextDeliveryDue(ctx context.Context, now time.Time) (time.Time, bool, error) {
 	var next sql.NullInt64
-	err := db.read.QueryRowContext(ctx, `SELECT MIN(next_attempt_at) FROM webhook_deliveries
+	err := db.readRow(ctx, `SELECT MIN(next_attempt_at) FROM webhook_deliveries
 		WHERE status = 'pending' AND next_attempt_at > ?`, ms(now)).Scan(&next)
 	if err != nil || !next.Valid {
 		return time.Time{}, false, err
@@ -826,83 +914,167 @@ func RetryDelay(base time.Duration, k int) time.Duration {
 	return d
 }
 
-// RecordAttempt stores the outcome of an attempt in one transaction: the
-// attempt row, the webhook's counters (FAILED once WebhookFailureThreshold
-// attempts in a row have failed), and, if the claim is still held, the
-// delivery's new state: succeeded; pending with the next retry due at
-// retryBase * 2^(k-1) after this failure; or failed once maxRetries
-// retries are spent. A delivery deleted meanwhile is ignored.
+// AttemptOutcome is one attempt to record: the claim it was made under and
+// what happened.
+type AttemptOutcome struct {
+	Claim  *ClaimedDelivery
+	Result AttemptResult
+}
+
+// RecordAttempt stores the outcome of one attempt; see RecordAttempts.
+func (db *DB) RecordAttempt(ctx context.Context, c *ClaimedDelivery, res AttemptResult, retryBase time.Duration) error {
+	return db.RecordAttempts(ctx, []AttemptOutcome{{c, res}}, retryBase)
+}
+
+// RecordAttempts stores the outcomes of attempts, in order, in one
+// transaction. For each: the attempt row, the webhook's counters (FAILED
+// once WebhookFailureThreshold attempts in a row have failed), and, if the
+// claim is still held, the delivery's new state: succeeded; pending with
+// the next retry due at retryBase * 2^(k-1) after this failure; or failed
+// once maxRetries retries are spent. A delivery deleted meanwhile is
+// ignored.
 //
 // It goes through the group commit, so the attempts of many workers share
-// a commit.
-func (db *DB) RecordAttempt(ctx context.Context, c *ClaimedDelivery, res AttemptResult, retryBase time.Duration) error {
-	var status any
-	if res.Status != 0 {
-		status = res.Status
+// a commit; each webhook's counters are written once per call.
+func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBase time.Duration) error {
+	if len(list) == 0 {
+		return nil
 	}
-	var msg any
-	if res.Err != "" {
-		m := res.Err
-		if c.Secret != "" {
-			m = strings.ReplaceAll(m, c.Secret, "[secret]")
+	// The attempt rows and the successes' deliveries are written by one
+	// statement each, the rows passed as JSON: per statement, the driver
+	// costs far more than SQLite's work on a row.
+	rows := make([][]any, len(list))
+	var wins [][2]int64
+	for i, o := range list {
+		var status, msg any
+		if o.Result.Status != 0 {
+			status = o.Result.Status
 		}
-		if len(m) > maxWebhookAttemptErrorLen {
-			m = strings.ToValidUTF8(m[:maxWebhookAttemptErrorLen], "")
+		if o.Result.Err != "" {
+			m := o.Result.Err
+			if o.Claim.Secret != "" {
+				m = strings.ReplaceAll(m, o.Claim.Secret, "[secret]")
+			}
+			if len(m) > maxWebhookAttemptErrorLen {
+				m = strings.ToValidUTF8(m[:maxWebhookAttemptErrorLen], "")
+			}
+			msg = m
 		}
-		msg = m
+		rows[i] = []any{o.Claim.ID, ms(o.Result.At), status, msg, o.Result.Duration.Milliseconds()}
+		if o.Result.OK() {
+			wins = append(wins, [2]int64{o.Claim.ID, o.Claim.Claim})
+		}
 	}
-	ok := res.OK()
+	attemptRows, err := json.Marshal(rows)
+	if err != nil {
+		return err
+	}
+	winRows, err := json.Marshal(wins)
+	if err != nil {
+		return err
+	}
 	return db.batch.do(ctx, func(tx *Tx) error {
-		var attempts, maxRetries int
-		var claim sql.NullInt64
-		err := tx.QueryRow(`SELECT d.attempts, d.claimed_until, w.max_retries FROM webhook_deliveries d
-			JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?`, c.ID).Scan(&attempts, &claim, &maxRetries)
-		if errors.Is(err, sql.ErrNoRows) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		if _, err := tx.Exec(`INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms) VALUES (?, ?, ?, ?, ?)`,
-			c.ID, ms(res.At), status, msg, res.Duration.Milliseconds()); err != nil {
-			return err
-		}
-		var hookStatus string
-		if ok {
-			err = tx.QueryRow(`UPDATE webhooks SET consecutive_failures = 0, total_successes = total_successes + 1
-				WHERE id = ? RETURNING status`, c.WebhookID).Scan(&hookStatus)
-		} else {
-			err = tx.QueryRow(`UPDATE webhooks SET consecutive_failures = consecutive_failures + 1, total_failures = total_failures + 1,
-				status = CASE WHEN consecutive_failures + 1 >= ? THEN 'FAILED' ELSE status END WHERE id = ? RETURNING status`,
-				WebhookFailureThreshold, c.WebhookID).Scan(&hookStatus)
-		}
+		// Deliveries deleted meanwhile get no attempt row and count for
+		// nothing.
+		ins, err := tx.query(`INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
+			SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(?) j
+			WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = j.value ->> 0) ORDER BY j.key
+			RETURNING delivery_id`, string(attemptRows))
 		if err != nil {
 			return err
 		}
-		if hookStatus == WebhookFailed {
-			if err := tx.parkDeliveries(c.WebhookID); err != nil {
+		exists := make(map[int64]bool, len(list))
+		for ins.Next() {
+			var id int64
+			if err := ins.Scan(&id); err != nil {
+				ins.Close()
+				return err
+			}
+			exists[id] = true
+		}
+		ins.Close()
+		if err := ins.Err(); err != nil {
+			return err
+		}
+		if len(wins) > 0 {
+			// A success settles the delivery only while its claim holds.
+			if _, err := tx.exec(`UPDATE webhook_deliveries AS d SET status = 'succeeded', attempts = d.attempts + 1,
+					next_attempt_at = NULL, claimed_until = NULL
+				FROM (SELECT j.value ->> 0 AS id, j.value ->> 1 AS claim FROM json_each(?) j) AS s
+				WHERE d.id = s.id AND d.claimed_until = s.claim`, string(winRows)); err != nil {
 				return err
 			}
 		}
-		if !claim.Valid || claim.Int64 != c.Claim {
-			// The lease expired and another claim owns the delivery now.
-			return nil
+		// The webhook's row as the attempts so far leave it: read once,
+		// updated in memory in attempt order, written once at the end. The
+		// transaction holds the write lock, so nobody changes it meanwhile.
+		type tally struct {
+			status               string
+			consecutive, retries int
+			successes, failures  int
 		}
-		attempts++
-		switch {
-		case ok:
-			_, err = tx.Exec(`UPDATE webhook_deliveries SET status = 'succeeded', attempts = ?, next_attempt_at = NULL, claimed_until = NULL WHERE id = ?`,
-				attempts, c.ID)
-		case attempts <= maxRetries:
-			var next any
-			if hookStatus == WebhookActive {
-				next = ms(tx.now.Add(RetryDelay(retryBase, attempts)))
+		hooks := map[int64]*tally{}
+		for _, o := range list {
+			c := o.Claim
+			if !exists[c.ID] {
+				continue
 			}
-			_, err = tx.Exec(`UPDATE webhook_deliveries SET attempts = ?, next_attempt_at = ?, claimed_until = NULL WHERE id = ?`,
-				attempts, next, c.ID)
-		default:
-			_, err = tx.Exec(`UPDATE webhook_deliveries SET status = 'failed', attempts = ?, next_attempt_at = NULL, claimed_until = NULL WHERE id = ?`,
-				attempts, c.ID)
+			h := hooks[c.WebhookID]
+			if h == nil {
+				h = &tally{}
+				if err := tx.queryRow(`SELECT status, consecutive_failures, max_retries FROM webhooks WHERE id = ?`, c.WebhookID).
+					Scan(&h.status, &h.consecutive, &h.retries); err != nil {
+					return err
+				}
+				hooks[c.WebhookID] = h
+			}
+			if o.Result.OK() {
+				h.consecutive, h.successes = 0, h.successes+1
+				continue
+			}
+			h.consecutive, h.failures = h.consecutive+1, h.failures+1
+			if h.consecutive >= WebhookFailureThreshold {
+				h.status = WebhookFailed
+			}
+			var attempts int
+			var claim sql.NullInt64
+			if err := tx.queryRow(`SELECT attempts, claimed_until FROM webhook_deliveries WHERE id = ?`, c.ID).Scan(&attempts, &claim); err != nil {
+				return err
+			}
+			if !claim.Valid || claim.Int64 != c.Claim {
+				// The lease expired and another claim owns the delivery now.
+				continue
+			}
+			attempts++
+			if attempts <= h.retries {
+				var next any
+				if h.status == WebhookActive {
+					next = ms(tx.now.Add(RetryDelay(retryBase, attempts)))
+				}
+				_, err = tx.exec(`UPDATE webhook_deliveries SET attempts = ?, next_attempt_at = ?, claimed_until = NULL WHERE id = ?`,
+					attempts, next, c.ID)
+			} else {
+				_, err = tx.exec(`UPDATE webhook_deliveries SET status = 'failed', attempts = ?, next_attempt_at = NULL, claimed_until = NULL WHERE id = ?`,
+					attempts, c.ID)
+			}
+			if err != nil {
+				return err
+			}
 		}
-		return err
+		for id, h := range hooks {
+			if _, err := tx.exec(`UPDATE webhooks SET consecutive_failures = ?, total_successes = total_successes + ?,
+				total_failures = total_failures + ?, status = ? WHERE id = ?`,
+				h.consecutive, h.successes, h.failures, h.status, id); err != nil {
+				return err
+			}
+			// Parking last also catches the deliveries this call released
+			// before the webhook failed, as recording one by one would.
+			if h.status == WebhookFailed {
+				if err := tx.parkDeliveries(id); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -30,6 +31,10 @@ const maxResponseBody = 64 << 10
 // posts them from a bounded pool of workers, and records each attempt.
 // Retry k of a delivery waits RetryBase * 2^(k-1).
 //
+// Claims, sends and records form a pipeline: the next batch is claimed
+// while the current one is sent, and the attempts of many sends are
+// recorded together.
+//
 // Pending deliveries of a FAILED webhook stay pending, unscheduled, until
 // the webhook is re-enabled; they are then sent at once with their
 // remaining retries.
@@ -42,9 +47,16 @@ type Dispatcher struct {
 	RetryBase time.Duration
 	// Workers bounds concurrent sends (default 8).
 	Workers int
-	// PerWebhook bounds concurrent sends to one webhook (default 2), so a
-	// hanging receiver holds at most that many workers.
+	// PerWebhook bounds concurrent sends to one webhook (default 2) until
+	// it proves fast, so a hanging receiver holds at most that many
+	// workers. A webhook whose attempts answer within FastResponse gains
+	// one more send per such answer, up to Workers-1; a slow answer, a
+	// failure without an answer, or a send outstanding for longer than
+	// FastResponse brings it back to PerWebhook.
 	PerWebhook int
+	// FastResponse is the answer time under which a webhook counts as fast
+	// (default 250ms).
+	FastResponse time.Duration
 	// Client sends the requests (default NewClient()).
 	Client *http.Client
 	Log    *slog.Logger
@@ -52,7 +64,9 @@ type Dispatcher struct {
 	// a safety net for deliveries queued by another process.
 	Poll time.Duration
 	// Lease is how long a claim outlives the webhook's timeout (default
-	// 10s): a send that dies with the process is retried after it.
+	// 10s): a send that dies with the process is retried after it. A
+	// claimed delivery still waiting for a worker when less than its
+	// timeout plus half of Lease remains is released rather than sent.
 	Lease time.Duration
 
 	once sync.Once
@@ -96,17 +110,51 @@ func NewClient() *http.Client {
 	}
 }
 
+// sent reports the end of a send to Run's loop.
+type sent struct {
+	hook, id int64
+	// speed is +1 for a fast answer, -1 for a slow one or none, 0 for a
+	// send that did not happen.
+	speed int
+}
+
+// hookState is Run's view of one webhook: its current cap, whether its
+// last answer was fast, its sends in progress by start time, and its
+// claims waiting for a worker.
+type hookState struct {
+	cap     int
+	fast    bool
+	sending map[int64]time.Time
+	queued  int
+}
+
+// ahead is how many sends' worth of deliveries of a fast webhook, and in
+// all, are claimed ahead of the workers, so that they never wait for a
+// claim: a claim costs about as much as several sends to a fast receiver,
+// and large ones cost little more than small ones.
+const ahead = 8
+
 // Run sends deliveries until ctx ends. On shutdown it cancels the sends in
-// flight and releases their claims, so the next start sends them at once.
+// flight and releases their claims and those not yet sent, so the next
+// start sends them at once.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	d.init()
 	workers := d.Workers
 	if workers <= 0 {
 		workers = 8
 	}
-	perHook := d.PerWebhook
-	if perHook <= 0 {
-		perHook = 2
+	base := d.PerWebhook
+	if base <= 0 {
+		base = 2
+	}
+	base = min(base, workers)
+	// No webhook may hold every worker: one that was fast and starts
+	// hanging keeps its sends until they time out, and the others must
+	// still be served meanwhile.
+	top := max(workers-1, base)
+	fast := d.FastResponse
+	if fast <= 0 {
+		fast = 250 * time.Millisecond
 	}
 	poll := d.Poll
 	if poll <= 0 {
@@ -123,109 +171,289 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		d.Log = slog.Default()
 	}
 
-	// At most workers jobs are outstanding, so neither channel's buffer can
-	// fill: handing a job over or reporting one done never blocks.
+	// At most workers sends are outstanding, so neither channel's buffer
+	// can fill: handing a job over or reporting one done never blocks.
 	jobs := make(chan *store.ClaimedDelivery, workers)
-	finished := make(chan int64, workers)
-	var wg sync.WaitGroup
+	finished := make(chan sent, workers)
+	results := make(chan store.AttemptOutcome, 4*workers)
+	var wg, rec sync.WaitGroup
+	rec.Go(func() { d.record(results) })
 	for range workers {
 		wg.Go(func() {
 			for c := range jobs {
-				d.deliver(ctx, c)
-				finished <- c.WebhookID
+				d.deliver(ctx, c, lease, fast, finished, results)
 			}
 		})
 	}
 	defer func() {
 		close(jobs)
 		wg.Wait()
+		close(results)
+		rec.Wait()
 	}()
 
-	// Only this goroutine touches the in-flight counts.
-	busy, inFlight := 0, map[int64]int{}
-	done := func(hook int64) {
-		busy--
-		if inFlight[hook]--; inFlight[hook] <= 0 {
-			delete(inFlight, hook)
+	// Only this goroutine touches the state below. Claimed deliveries wait
+	// in ready, in due order, until a worker and their webhook's cap allow
+	// a send. Only a webhook that answers fast has more claimed than it
+	// may send: the others' claims would wait out their leases.
+	hooks := map[int64]*hookState{}
+	var ready []*store.ClaimedDelivery
+	busy := 0
+	state := func(h int64) *hookState {
+		st := hooks[h]
+		if st == nil {
+			st = &hookState{cap: base, sending: map[int64]time.Time{}}
+			hooks[h] = st
+		}
+		return st
+	}
+	// hung reports a send outstanding for longer than fast: a fast
+	// receiver that starts hanging gets no more workers.
+	hung := func(st *hookState, now time.Time) bool {
+		for _, start := range st.sending {
+			if now.Sub(start) > fast {
+				return true
+			}
+		}
+		return false
+	}
+	capOf := func(st *hookState, now time.Time) int {
+		if st.cap > base && hung(st, now) {
+			return base
+		}
+		return st.cap
+	}
+	// shed releases the deliveries claimed ahead for a fast webhook that
+	// has started hanging, down to what PerWebhook allows: they would wait
+	// out its timeouts, and hold room that other webhooks need.
+	shed := func() {
+		now := time.Now()
+		var drop []*store.ClaimedDelivery
+		ready = slices.DeleteFunc(ready, func(c *store.ClaimedDelivery) bool {
+			st := hooks[c.WebhookID]
+			if st.queued+len(st.sending) <= base || !hung(st, now) {
+				return false
+			}
+			st.queued--
+			st.fast = false
+			drop = append(drop, c)
+			return true
+		})
+		if len(drop) == 0 {
+			return
+		}
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := d.DB.ReleaseDeliveries(rctx, drop); err != nil {
+			d.Log.Warn("webhook release", "deliveries", len(drop), "err", err)
 		}
 	}
-	timer := time.NewTimer(0)
-	defer timer.Stop()
+	dispatch := func() {
+		now := time.Now()
+		for busy < workers {
+			i := slices.IndexFunc(ready, func(c *store.ClaimedDelivery) bool {
+				st := hooks[c.WebhookID]
+				return len(st.sending) < capOf(st, now)
+			})
+			if i < 0 {
+				return
+			}
+			c := ready[i]
+			ready = slices.Delete(ready, i, i+1)
+			st := hooks[c.WebhookID]
+			st.queued--
+			st.sending[c.ID] = now
+			busy++
+			jobs <- c
+		}
+	}
+	done := func(f sent) {
+		busy--
+		st := hooks[f.hook]
+		delete(st.sending, f.id)
+		switch {
+		case f.speed > 0:
+			st.cap, st.fast = min(st.cap+1, top), true
+		case f.speed < 0:
+			st.cap, st.fast = base, false
+		}
+		if len(st.sending) == 0 && st.queued == 0 && st.cap == base && !st.fast {
+			delete(hooks, f.hook)
+		}
+	}
+
+	type claimed struct {
+		list  []*store.ClaimedDelivery
+		limit int
+		next  time.Time
+		ok    bool
+		err   error
+	}
+	claims := make(chan claimed, 1)
+	claiming, want, blocked := false, true, false
 	failures := 0
-	for {
-		for drained := false; !drained; {
-			select {
-			case hook := <-finished:
-				done(hook)
-			default:
-				drained = true
+	claim := func() {
+		// Claims of a few deliveries cost nearly as much as large ones:
+		// top up only once two workers' worth of room is free, or nothing
+		// is left to send.
+		room := ahead*workers - busy - len(ready)
+		if claiming || !want || blocked || room <= 0 || (room < 2*workers && len(ready) > 0) {
+			return
+		}
+		claiming, want = true, false
+		now := time.Now()
+		o := store.ClaimOptions{Limit: room, PerWebhook: base, Lease: lease,
+			InFlight: make(map[int64]int, len(hooks)), Caps: map[int64]int{}}
+		for h, st := range hooks {
+			o.InFlight[h] = len(st.sending) + st.queued
+			if st.fast && !hung(st, now) {
+				o.Caps[h] = ahead * st.cap
 			}
 		}
-		wait := poll
-		if busy < workers {
-			now := time.Now()
-			claimed, err := d.DB.ClaimDueDeliveries(ctx, now, store.ClaimOptions{
-				Limit: workers - busy, PerWebhook: perHook, InFlight: inFlight, Lease: lease})
-			for _, c := range claimed {
-				busy++
-				inFlight[c.WebhookID]++
-				jobs <- c
+		go func() {
+			r := claimed{limit: room}
+			r.list, r.err = d.DB.ClaimDueDeliveries(ctx, now, o)
+			if r.err == nil && len(r.list) < room {
+				r.next, r.ok, r.err = d.DB.NextDeliveryDue(ctx, now)
 			}
-			if err == nil {
-				var next time.Time
-				var ok bool
-				next, ok, err = d.DB.NextDeliveryDue(ctx, now)
-				if ok && next.Sub(now) < wait {
-					wait = max(next.Sub(now), time.Millisecond)
-				}
+			claims <- r
+		}()
+	}
+
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		shed()
+		dispatch()
+		claim()
+		select {
+		case <-ctx.Done():
+			if claiming {
+				r := <-claims
+				ready = append(ready, r.list...)
 			}
-			if err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := d.DB.ReleaseDeliveries(rctx, ready); err != nil {
+				d.Log.Warn("webhook release", "deliveries", len(ready), "err", err)
+			}
+			return nil
+		case f := <-finished:
+			done(f)
+			want = true
+		case r := <-claims:
+			claiming = false
+			for _, c := range r.list {
+				state(c.WebhookID).queued++
+				ready = append(ready, c)
+			}
+			if r.err != nil {
 				if ctx.Err() != nil {
-					return nil
+					continue
 				}
 				failures++
 				// Back off while the database keeps failing, up to a minute.
-				wait = min(time.Duration(failures)*poll, time.Minute)
-				d.Log.Error("webhook dispatch", "err", err, "retryIn", wait)
-			} else {
-				failures = 0
+				wait := min(time.Duration(failures)*poll, time.Minute)
+				d.Log.Error("webhook dispatch", "err", r.err, "retryIn", wait)
+				blocked = true
+				timer.Reset(wait)
+				continue
 			}
-		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
-			return nil
-		case hook := <-finished:
-			done(hook)
+			failures = 0
+			if len(r.list) == r.limit {
+				want = true // more may be due at once
+			}
+			wait := poll
+			if r.ok {
+				wait = min(wait, max(time.Until(r.next), time.Millisecond))
+			}
+			timer.Reset(wait)
 		case <-d.wake:
+			want = true
 		case <-timer.C:
+			want, blocked = true, false
 		}
 	}
 }
 
-// deliver makes one attempt and records it. A send cut short by shutdown
-// is not an attempt: its claim is released instead.
-func (d *Dispatcher) deliver(ctx context.Context, c *store.ClaimedDelivery) {
+// deliver makes one attempt and hands its result to the recorder. A send
+// cut short by shutdown is not an attempt: its claim is released instead,
+// as is a claim whose lease no longer covers a whole attempt.
+func (d *Dispatcher) deliver(ctx context.Context, c *store.ClaimedDelivery, lease, fast time.Duration,
+	finished chan<- sent, results chan<- store.AttemptOutcome) {
+	if time.Until(c.LeaseExpiry()) < c.Timeout+lease/2 {
+		finished <- sent{hook: c.WebhookID, id: c.ID}
+		d.release(ctx, c)
+		return
+	}
 	res := d.send(ctx, c)
+	speed := -1
+	if res.Status != 0 && res.Duration < fast {
+		speed = 1
+	}
+	finished <- sent{c.WebhookID, c.ID, speed}
 	if ctx.Err() != nil && !res.OK() {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := d.DB.ReleaseDelivery(rctx, c); err != nil {
-			d.Log.Warn("webhook release", "delivery", c.ID, "err", err)
+		d.release(ctx, c)
+		return
+	}
+	results <- store.AttemptOutcome{Claim: c, Result: res}
+}
+
+func (d *Dispatcher) release(ctx context.Context, c *store.ClaimedDelivery) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := d.DB.ReleaseDelivery(rctx, c); err != nil {
+		d.Log.Warn("webhook release", "delivery", c.ID, "err", err)
+	}
+}
+
+// record stores the attempts the workers made, as many at a time as are
+// waiting, until results is closed.
+func (d *Dispatcher) record(results <-chan store.AttemptOutcome) {
+	const most = 128
+	ctx := context.Background()
+	batch := make([]store.AttemptOutcome, 0, most)
+	for o := range results {
+		batch = append(batch[:0], o)
+	fill:
+		for len(batch) < most {
+			select {
+			case o, ok := <-results:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, o)
+			default:
+				break fill
+			}
 		}
-		return
+		failed := make([]error, len(batch))
+		if err := d.DB.RecordAttempts(ctx, batch, d.RetryBase); err != nil {
+			// Alone, one bad attempt cannot lose its neighbours' records.
+			for i := range batch {
+				failed[i] = d.DB.RecordAttempts(ctx, batch[i:i+1], d.RetryBase)
+			}
+		}
+		retry := false
+		for i, o := range batch {
+			c, res := o.Claim, o.Result
+			if err := failed[i]; err != nil {
+				// The claim lapses and the delivery is sent again: at least once.
+				d.Log.Error("webhook record attempt", "delivery", c.ID, "err", err)
+				continue
+			}
+			lvl := slog.LevelDebug
+			if !res.OK() {
+				lvl, retry = slog.LevelWarn, true
+			}
+			d.Log.Log(ctx, lvl, "webhook attempt", "webhook", c.WebhookID, "delivery", c.ID, "event", c.Event,
+				"attempt", c.Attempt, "status", res.Status, "err", res.Err, "duration", res.Duration)
+		}
+		if retry {
+			// A retry may now be due sooner than Run's timer.
+			d.Wake()
+		}
 	}
-	if err := d.DB.RecordAttempt(context.WithoutCancel(ctx), c, res, d.RetryBase); err != nil {
-		// The claim lapses and the delivery is sent again: at least once.
-		d.Log.Error("webhook record attempt", "delivery", c.ID, "err", err)
-		return
-	}
-	lvl := slog.LevelDebug
-	if !res.OK() {
-		lvl = slog.LevelWarn
-	}
-	d.Log.Log(ctx, lvl, "webhook attempt", "webhook", c.WebhookID, "delivery", c.ID, "event", c.Event,
-		"attempt", c.Attempt, "status", res.Status, "err", res.Err, "duration", res.Duration)
 }
 
 // send posts the signed envelope once. No database work happens here.

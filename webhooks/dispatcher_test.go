@@ -251,3 +251,96 @@ func BenchmarkDispatchVsBare(b *testing.B) {
 		})
 	}
 }
+
+// dispatchPeakReceiver answers after delay, or hangs once hang is set,
+// and records the most requests it held at once.
+type dispatchPeakReceiver struct {
+	srv     *httptest.Server
+	holding atomic.Int64
+	peak    atomic.Int64
+	count   atomic.Int64
+	hang    atomic.Bool
+}
+
+func dispatchPeak(t *testing.T, delay time.Duration) *dispatchPeakReceiver {
+	t.Helper()
+	r := &dispatchPeakReceiver{}
+	release := make(chan struct{})
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		// Read to the end, so the server notices when the client gives up.
+		_, _ = io.Copy(io.Discard, req.Body)
+		n := r.holding.Add(1)
+		defer r.holding.Add(-1)
+		for p := r.peak.Load(); n > p && !r.peak.CompareAndSwap(p, n); p = r.peak.Load() {
+		}
+		if r.hang.Load() {
+			select {
+			case <-release:
+			case <-req.Context().Done():
+			}
+			return
+		}
+		time.Sleep(delay)
+		r.count.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(func() {
+		close(release)
+		r.srv.Close()
+	})
+	return r
+}
+
+func TestDispatchAdaptivePerWebhookCap(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		delay time.Duration
+		// wantPeak bounds the receiver's concurrent requests.
+		minPeak, maxPeak int64
+	}{
+		{"FastReceiverUsesThePool", 2 * time.Millisecond, 3, 4},
+		{"SlowReceiverKeepsPerWebhook", 60 * time.Millisecond, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := e2eNew(t)
+			rcv := dispatchPeak(t, tc.delay)
+			e.start(time.Hour, func(d *webhooks.Dispatcher) {
+				d.Workers, d.PerWebhook, d.FastResponse = 4, 1, 50*time.Millisecond
+			})
+			hook := e.hook(map[string]any{"url": rcv.srv.URL})
+			const n = 40
+			dispatchBacklog(t, e, hook, n)
+			e2eEventually(t, 10*time.Second, "all delivered", func() bool { return rcv.count.Load() == n })
+			if got := rcv.peak.Load(); got < tc.minPeak || got > tc.maxPeak {
+				t.Fatalf("peak concurrency %d, want %d..%d", got, tc.minPeak, tc.maxPeak)
+			}
+		})
+	}
+}
+
+// A fast receiver that starts hanging keeps the workers it holds until
+// its timeout, then falls back to PerWebhook; the deliveries claimed ahead
+// for it are released meanwhile, so another webhook is served.
+func TestDispatchFastReceiverThatHangsFallsBack(t *testing.T) {
+	e := e2eNew(t)
+	rcv := dispatchPeak(t, time.Millisecond)
+	other := e2eListen(t, nil)
+	e.start(time.Hour, func(d *webhooks.Dispatcher) {
+		d.Workers, d.PerWebhook, d.FastResponse = 4, 1, 50*time.Millisecond
+	})
+	hook := e.hook(map[string]any{"url": rcv.srv.URL, "timeoutSeconds": 1})
+	dispatchBacklog(t, e, hook, 20)
+	e2eEventually(t, 5*time.Second, "fast deliveries", func() bool { return rcv.count.Load() == 20 })
+	rcv.hang.Store(true)
+	dispatchBacklog(t, e, hook, 200)
+	e2eEventually(t, 5*time.Second, "receiver hanging", func() bool { return rcv.holding.Load() > 0 })
+	otherHook := e.hook(map[string]any{"url": other.URL})
+	dispatchBacklog(t, e, otherHook, 5)
+	other.wait(t, 5, 5*time.Second)
+	// Past its timeouts, the hanging webhook is back to one send.
+	e2eEventually(t, 2*time.Second, "one request held", func() bool { return rcv.holding.Load() <= 1 })
+	time.Sleep(100 * time.Millisecond)
+	if got := rcv.holding.Load(); got > 1 {
+		t.Fatalf("the hanging receiver holds %d requests after its timeouts, want at most 1", got)
+	}
+}
