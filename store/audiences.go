@@ -163,30 +163,7 @@ func (db *DB) FindAudiences(ctx context.Context, appID int64, status string, o L
 		where += ` AND status = ?`
 		args = append(args, status)
 	}
-	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, Pagination{}, err
-	}
-	defer tx.Rollback()
-	var total int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM audiences WHERE `+where, args...).Scan(&total); err != nil {
-		return nil, Pagination{}, err
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+audienceColumns+` FROM audiences WHERE `+where+` ORDER BY id DESC LIMIT ? OFFSET ?`,
-		append(args, o.Limit, o.offset())...)
-	if err != nil {
-		return nil, Pagination{}, err
-	}
-	defer rows.Close()
-	list := []*Audience{}
-	for rows.Next() {
-		a, err := scanAudience(rows)
-		if err != nil {
-			return nil, Pagination{}, err
-		}
-		list = append(list, a)
-	}
-	return list, newPagination(o, total), rows.Err()
+	return findPage(ctx, db, "audiences", audienceColumns, where, args, o, scanAudience)
 }
 
 // UpdateAudience applies a partial update. active and archived may follow

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"math"
+	"strconv"
 	"sync"
 
 	"service/jsonjs"
@@ -230,23 +231,7 @@ func variantAnswer(campaignID, variantID int64, name string, cid sql.NullInt64, 
 	return append(b, `},"impressionRecorded":`...)
 }
 
-func appendInt(b []byte, v int64) []byte {
-	if v < 0 {
-		b = append(b, '-')
-		v = -v
-	}
-	var tmp [20]byte
-	i := len(tmp)
-	for {
-		i--
-		tmp[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	return append(b, tmp[i:]...)
-}
+func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 
 // userCache is a bounded, sharded map from (scope id, kind, user) to an id:
 // campaign assignments (scope = campaign, value = variant id) and known

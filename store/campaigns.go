@@ -494,26 +494,8 @@ func (db *DB) FindCampaigns(ctx context.Context, appID int64, status string, o L
 	if status != "" {
 		where, args = `app_id = ? AND status = ?`, []any{appID, status}
 	}
-	var total int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM campaigns WHERE `+where, args...).Scan(&total); err != nil {
-		return nil, Pagination{}, err
-	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE `+where+` ORDER BY id DESC LIMIT ? OFFSET ?`,
-		append(args, o.Limit, o.offset())...)
+	list, p, err := findPage(ctx, db, "campaigns", campaignColumns, where, args, o, scanCampaign)
 	if err != nil {
-		return nil, Pagination{}, err
-	}
-	list := []*Campaign{}
-	for rows.Next() {
-		c, err := scanCampaign(rows)
-		if err != nil {
-			rows.Close()
-			return nil, Pagination{}, err
-		}
-		list = append(list, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, Pagination{}, err
 	}
 	for _, c := range list {
@@ -521,7 +503,7 @@ func (db *DB) FindCampaigns(ctx context.Context, appID int64, status string, o L
 			return nil, Pagination{}, err
 		}
 	}
-	return list, newPagination(o, total), nil
+	return list, p, nil
 }
 
 // refusedField names the first field of ed that the state does not let a

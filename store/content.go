@@ -325,25 +325,7 @@ func (db *DB) FindContents(ctx context.Context, appID int64, status string, o Li
 		where += ` AND status = ?`
 		args = append(args, status)
 	}
-	var total int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM content_views WHERE `+where, args...).Scan(&total); err != nil {
-		return nil, Pagination{}, err
-	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+contentColumns+` FROM content_views WHERE `+where+` ORDER BY id DESC LIMIT ? OFFSET ?`,
-		append(args, o.Limit, o.offset())...)
-	if err != nil {
-		return nil, Pagination{}, err
-	}
-	defer rows.Close()
-	list := []*ContentView{}
-	for rows.Next() {
-		c, err := scanContent(rows)
-		if err != nil {
-			return nil, Pagination{}, err
-		}
-		list = append(list, c)
-	}
-	return list, newPagination(o, total), rows.Err()
+	return findPage(ctx, db, "content_views", contentColumns, where, args, o, scanContent)
 }
 
 // usedByLiveCampaign reports whether a draft, active or paused campaign

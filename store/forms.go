@@ -259,31 +259,21 @@ func (db *DB) FindFormSubmissions(ctx context.Context, appID, contentViewID int6
 		where += ` AND content_view_id = ?`
 		args = append(args, contentViewID)
 	}
-	var total int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM form_submissions WHERE `+where, args...).Scan(&total); err != nil {
-		return nil, Pagination{}, err
+	return findPage(ctx, db, "form_submissions", `id, content_view_id, data, user_id, session_id, environment, submitted_at`, where, args, o, scanFormSubmission)
+}
+
+func scanFormSubmission(row scanner) (*FormSubmission, error) {
+	s := &FormSubmission{}
+	var data string
+	var user, session, env sql.NullString
+	var at int64
+	if err := row.Scan(&s.ID, &s.ContentViewID, &data, &user, &session, &env, &at); err != nil {
+		return nil, err
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT id, content_view_id, data, user_id, session_id, environment, submitted_at
-		FROM form_submissions WHERE `+where+` ORDER BY id DESC LIMIT ? OFFSET ?`, append(args, o.Limit, o.offset())...)
-	if err != nil {
-		return nil, Pagination{}, err
-	}
-	defer rows.Close()
-	list := []*FormSubmission{}
-	for rows.Next() {
-		s := &FormSubmission{}
-		var data string
-		var user, session, env sql.NullString
-		var at int64
-		if err := rows.Scan(&s.ID, &s.ContentViewID, &data, &user, &session, &env, &at); err != nil {
-			return nil, Pagination{}, err
-		}
-		s.Data = json.RawMessage(data)
-		s.UserID, s.SessionID, s.Environment = formNullString(user), formNullString(session), formNullString(env)
-		s.SubmittedAt = NewTime(fromMS(at))
-		list = append(list, s)
-	}
-	return list, newPagination(o, total), rows.Err()
+	s.Data = json.RawMessage(data)
+	s.UserID, s.SessionID, s.Environment = formNullString(user), formNullString(session), formNullString(env)
+	s.SubmittedAt = NewTime(fromMS(at))
+	return s, nil
 }
 
 // FindContentSubmissions lists the submissions of one block of the app,

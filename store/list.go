@@ -1,5 +1,11 @@
 package store
 
+import (
+	"context"
+	"database/sql"
+	"strings"
+)
+
 // ListOptions selects one page of a list: Page is 1-based.
 type ListOptions struct {
 	Limit int
@@ -39,4 +45,38 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return string(b[i:])
+}
+
+// findPage reads one page of `from` (newest id first) and the total count,
+// in one read transaction so that the two agree. from may carry an alias
+// ("webhook_deliveries d"); where and columns then use it.
+func findPage[T any](ctx context.Context, db *DB, from, columns, where string, args []any, o ListOptions, scan func(scanner) (T, error)) ([]T, Pagination, error) {
+	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, Pagination{}, err
+	}
+	defer tx.Rollback()
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+where, args...).Scan(&total); err != nil {
+		return nil, Pagination{}, err
+	}
+	order := "id"
+	if i := strings.LastIndexByte(from, ' '); i > 0 {
+		order = from[i+1:] + ".id"
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM `+from+` WHERE `+where+` ORDER BY `+order+` DESC LIMIT ? OFFSET ?`,
+		append(args, o.Limit, o.offset())...)
+	if err != nil {
+		return nil, Pagination{}, err
+	}
+	defer rows.Close()
+	list := []T{}
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, Pagination{}, err
+		}
+		list = append(list, v)
+	}
+	return list, newPagination(o, total), rows.Err()
 }

@@ -289,25 +289,7 @@ func (db *DB) FindWebhookByID(ctx context.Context, appID, id int64) (*Webhook, e
 
 // FindWebhooks lists an app's webhooks, newest first.
 func (db *DB) FindWebhooks(ctx context.Context, appID int64, o ListOptions) ([]*Webhook, Pagination, error) {
-	var total int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhooks WHERE app_id = ?`, appID).Scan(&total); err != nil {
-		return nil, Pagination{}, err
-	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE app_id = ? ORDER BY id DESC LIMIT ? OFFSET ?`,
-		appID, o.Limit, o.offset())
-	if err != nil {
-		return nil, Pagination{}, err
-	}
-	defer rows.Close()
-	list := []*Webhook{}
-	for rows.Next() {
-		w, err := scanWebhook(rows)
-		if err != nil {
-			return nil, Pagination{}, err
-		}
-		list = append(list, w)
-	}
-	return list, newPagination(o, total), rows.Err()
+	return findPage(ctx, db, "webhooks", webhookColumns, "app_id = ?", []any{appID}, o, scanWebhook)
 }
 
 // UpdateWebhook applies a partial update. Setting status ACTIVE resets the
@@ -510,32 +492,14 @@ func (db *DB) FindDeliveries(ctx context.Context, appID, webhookID int64, status
 		where += ` AND d.status = ?`
 		args = append(args, status)
 	}
-	var total int
-	if err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhook_deliveries d WHERE `+where, args...).Scan(&total); err != nil {
-		return nil, Pagination{}, err
-	}
-	rows, err := db.read.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM webhook_deliveries d WHERE `+where+
-		` ORDER BY d.id DESC LIMIT ? OFFSET ?`, append(args, o.Limit, o.offset())...)
+	list, p, err := findPage(ctx, db, "webhook_deliveries d", deliveryColumns, where, args, o, scanDelivery)
 	if err != nil {
-		return nil, Pagination{}, err
-	}
-	list := []*Delivery{}
-	for rows.Next() {
-		d, err := scanDelivery(rows)
-		if err != nil {
-			rows.Close()
-			return nil, Pagination{}, err
-		}
-		list = append(list, d)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, Pagination{}, err
 	}
 	if err := deliveryAttempts(ctx, db.read, list); err != nil {
 		return nil, Pagination{}, err
 	}
-	return list, newPagination(o, total), nil
+	return list, p, nil
 }
 
 // FindDeliveryByID returns one delivery of a webhook of the app.
