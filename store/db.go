@@ -42,10 +42,11 @@ type DB struct {
 	wstmts, rstmts *stmtCache
 	// assigned maps (campaign, user) to the variant; known marks users
 	// already recorded. Both spare the hot paths a query per request.
-	assigned *userCache
-	known    *userCache
-	batch    *batcher
-	closed   atomic.Bool
+	assigned  *userCache
+	known     *userCache
+	converted *userCache // (campaign, user) that converted: no second try
+	batch     *batcher
+	closed    atomic.Bool
 
 	// Notify, when set, is called after a commit that queued webhook
 	// deliveries, so the dispatcher wakes without polling.
@@ -108,6 +109,7 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 	db.cache = newCampaignCache()
 	db.assigned = newUserCache(1 << 16)
 	db.known = newUserCache(1 << 14)
+	db.converted = newUserCache(1 << 14)
 	db.batch = newBatcher(db)
 	return db, nil
 }

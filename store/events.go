@@ -156,29 +156,28 @@ func (tx *Tx) convert(lc *liveCampaign, in *EventInput, now int64) error {
 	if ok, err := tx.stillRunning(lc, now); err != nil || !ok {
 		return err
 	}
-	for _, key := range [2]string{userKeyIf('u', in.UserID), userKeyIf('s', in.SessionID)} {
-		if key == "" {
+	for _, k := range [2]userKey{{lc.id, 'u', in.UserID}, {lc.id, 's', in.SessionID}} {
+		if k.user == "" {
+			continue
+		}
+		// A user who already converted cannot convert again; repeated goal
+		// events are common, and the cache spares them the UPDATE.
+		if _, done := tx.db.converted.get(k); done {
 			continue
 		}
 		var vid int64
 		err := tx.queryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id`,
-			now, lc.id, key, now).Scan(&vid)
+			now, lc.id, storedKey(k.kind, k.user), now).Scan(&vid)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		} else if err != nil {
 			return err
 		}
 		tx.countConversion(vid)
+		tx.after = append(tx.after, func() { tx.db.converted.put(k, vid) })
 		return nil
 	}
 	return nil
-}
-
-func userKeyIf(kind byte, user string) string {
-	if user == "" {
-		return ""
-	}
-	return storedKey(kind, user)
 }
 
 // EventFilter selects events of an app.
