@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/julienschmidt/httprouter"
@@ -90,11 +90,25 @@ func fieldError(w http.ResponseWriter, field, reason string) {
 	invalid(w, "request has invalid fields", map[string]any{"fields": map[string]any{field: reason}})
 }
 
+var bodyBuf = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // decodeJSON reads a JSON object body into v. It writes the 4xx answer
 // itself and returns false when the body is too large, malformed, not an
 // object, or has a field of the wrong type.
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	buf := bodyBuf.Get().(*bytes.Buffer)
+	defer func() {
+		// A buffer grown by a large body is left to the collector rather
+		// than pinned in the pool.
+		if buf.Cap() <= 64<<10 {
+			buf.Reset()
+			bodyBuf.Put(buf)
+		}
+	}()
+	// json.Unmarshal copies what it keeps (strings, RawMessage), so the
+	// buffer can be reused once decoding returns.
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	body := buf.Bytes()
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -108,8 +122,8 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 }
 
 func decodeBytes(w http.ResponseWriter, body []byte, v any) bool {
-	trimmed := strings.TrimSpace(string(body))
-	if trimmed == "" {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
 		invalid(w, "request body is required", nil)
 		return false
 	}
