@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"runtime/debug"
 	"time"
@@ -29,6 +30,7 @@ type Config struct {
 	Retention         time.Duration
 	ShutdownTimeout   time.Duration
 	LogLevel          string
+	PprofAddr         string
 }
 
 func newServeCmd() *cobra.Command {
@@ -48,6 +50,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&c.Retention, "retention", 2160*time.Hour, "how long logged events are kept")
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	f.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringVar(&c.PprofAddr, "pprof-addr", "", "if set, serve Go's /debug/pprof profiles on this separate address (keep it private)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return Serve(cmd.Context(), c, cmd.ErrOrStderr(), nil)
 	}
@@ -108,6 +111,22 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	g, gctx := errgroup.WithContext(workCtx)
 	for _, w := range workers(c, db, log) {
 		g.Go(func() error { return w(gctx) })
+	}
+
+	if c.PprofAddr != "" {
+		// A separate listener, so profiles are never reachable through the
+		// API's address.
+		pl, err := net.Listen("tcp", c.PprofAddr)
+		if err != nil {
+			return fmt.Errorf("--pprof-addr: %w", err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		ps := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go ps.Serve(pl)
+		defer ps.Close()
 	}
 
 	serveErr := make(chan error, 1)
