@@ -136,7 +136,7 @@ func (db *DB) CreateAudience(ctx context.Context, appID int64, in AudienceInput)
 		tx.changed = true
 		// SQLite reuses the id of a deleted last row: drop anything a
 		// reader cached for the deleted audience under that id.
-		tx.after = append(tx.after, func() { audienceDefs.forget(db, id) })
+		tx.after = append(tx.after, func() { db.audiences.forget(id) })
 		return nil
 	})
 	if err != nil {
@@ -250,7 +250,7 @@ func (db *DB) DeleteAudience(ctx context.Context, appID, id int64) error {
 		}
 		tx.changed = true
 		db := tx.db
-		tx.after = append(tx.after, func() { audienceDefs.forget(db, id) })
+		tx.after = append(tx.after, func() { db.audiences.forget(id) })
 		return nil
 	})
 }
@@ -273,54 +273,46 @@ type compiledAudience struct {
 // definition can never be served from an older entry.
 type audienceCache struct {
 	mu sync.Mutex
-	m  map[audienceCacheKey]*compiledAudience
-}
-
-// audienceCacheKey includes the database, because audience ids restart in
-// every database a process opens (tests open many).
-type audienceCacheKey struct {
-	db *DB
-	id int64
+	m  map[int64]*compiledAudience
 }
 
 // maxCachedAudiences bounds the cache; past it the cache starts over, which
 // costs one compile per audience in use.
 const maxCachedAudiences = 10_000
 
-var audienceDefs = &audienceCache{m: map[audienceCacheKey]*compiledAudience{}}
+func newAudienceCache() *audienceCache { return &audienceCache{m: map[int64]*compiledAudience{}} }
 
-func (c *audienceCache) get(db *DB, id, updatedMS int64) *compiledAudience {
+func (c *audienceCache) get(id, updatedMS int64) *compiledAudience {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.m[audienceCacheKey{db, id}]; e != nil && e.updatedMS == updatedMS {
+	if e := c.m[id]; e != nil && e.updatedMS == updatedMS {
 		return e
 	}
 	return nil
 }
 
-func (c *audienceCache) put(db *DB, id int64, e *compiledAudience) {
+func (c *audienceCache) put(id int64, e *compiledAudience) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	k := audienceCacheKey{db, id}
-	if old := c.m[k]; old != nil && old.updatedMS > e.updatedMS {
+	if old := c.m[id]; old != nil && old.updatedMS > e.updatedMS {
 		return // a reader of an older snapshot must not replace a newer entry
 	}
 	if len(c.m) >= maxCachedAudiences {
 		clear(c.m)
 	}
-	c.m[k] = e
+	c.m[id] = e
 }
 
-func (c *audienceCache) forget(db *DB, id int64) {
+func (c *audienceCache) forget(id int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.m, audienceCacheKey{db, id})
+	delete(c.m, id)
 }
 
 // compileAudience returns the compiled definition of an audience row,
 // compiling it only when the cache has no entry for this updated_at.
 func (db *DB) compileAudience(id, updatedMS int64, raw []byte) (*compiledAudience, error) {
-	if e := audienceDefs.get(db, id, updatedMS); e != nil {
+	if e := db.audiences.get(id, updatedMS); e != nil {
 		return e, nil
 	}
 	def, errs := rules.Compile(raw, "definition")
@@ -334,7 +326,7 @@ func (db *DB) compileAudience(id, updatedMS int64, raw []byte) (*compiledAudienc
 	if e.bounded {
 		e.userEvents += ` AND ts >= ?`
 	}
-	audienceDefs.put(db, id, e)
+	db.audiences.put(id, e)
 	return e, nil
 }
 
@@ -417,7 +409,7 @@ func (db *DB) loadAudienceUser(ctx context.Context, q audQuerier, appID, id int6
 	if attrs.Valid {
 		r.attrs = []byte(attrs.String)
 	}
-	if r.c = audienceDefs.get(db, id, updated); r.c != nil {
+	if r.c = db.audiences.get(id, updated); r.c != nil {
 		return r, nil
 	}
 	var raw string

@@ -45,6 +45,7 @@ type DB struct {
 	assigned  *userCache
 	known     *userCache
 	converted *userCache // (campaign, user) that converted: no second try
+	audiences *audienceCache
 	batch     *batcher
 	closed    atomic.Bool
 
@@ -110,6 +111,7 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 	db.assigned = newUserCache(1 << 16)
 	db.known = newUserCache(1 << 14)
 	db.converted = newUserCache(1 << 14)
+	db.audiences = newAudienceCache()
 	db.batch = newBatcher(db)
 	return db, nil
 }
