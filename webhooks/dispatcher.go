@@ -45,12 +45,13 @@ const maxResponseBody = 64 << 10
 type Dispatcher struct {
 	DB        *store.DB
 	RetryBase time.Duration
-	// Workers bounds concurrent sends (default 8).
+	// Workers bounds concurrent sends (default 8); sends to a webhook that
+	// has started hanging count for at most PerWebhook of them.
 	Workers int
 	// PerWebhook bounds concurrent sends to one webhook (default 2) until
 	// it proves fast, so a hanging receiver holds at most that many
 	// workers. A webhook whose attempts answer within FastResponse gains
-	// one more send per such answer, up to Workers-1; a slow answer, a
+	// one more send per such answer, up to Workers; a slow answer, a
 	// failure without an answer, or a send outstanding for longer than
 	// FastResponse brings it back to PerWebhook.
 	PerWebhook int
@@ -148,10 +149,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		base = 2
 	}
 	base = min(base, workers)
-	// No webhook may hold every worker: one that was fast and starts
-	// hanging keeps its sends until they time out, and the others must
-	// still be served meanwhile.
-	top := max(workers-1, base)
+	top := max(workers, base)
 	fast := d.FastResponse
 	if fast <= 0 {
 		fast = 250 * time.Millisecond
@@ -171,14 +169,18 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		d.Log = slog.Default()
 	}
 
-	// At most workers sends are outstanding, so neither channel's buffer
-	// can fill: handing a job over or reporting one done never blocks.
-	jobs := make(chan *store.ClaimedDelivery, workers)
-	finished := make(chan sent, workers)
-	results := make(chan store.AttemptOutcome, 4*workers)
+	// There are more sender goroutines than Workers: sends to a webhook
+	// that hangs go on waiting out their timeouts in the spare ones while
+	// the others are served (see working below). At most outstanding sends
+	// exist at once, so no channel buffer can fill: handing a job over or
+	// reporting one done never blocks.
+	outstanding := 4 * workers
+	jobs := make(chan *store.ClaimedDelivery, outstanding)
+	finished := make(chan sent, outstanding)
+	results := make(chan store.AttemptOutcome, outstanding)
 	var wg, rec sync.WaitGroup
 	rec.Go(func() { d.record(results) })
-	for range workers {
+	for range outstanding {
 		wg.Go(func() {
 			for c := range jobs {
 				d.deliver(ctx, c, lease, fast, finished, results)
@@ -248,9 +250,24 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			d.Log.Warn("webhook release", "deliveries", len(drop), "err", err)
 		}
 	}
+	// working counts the sends that occupy a worker's share. A webhook
+	// that has started hanging counts for no more than PerWebhook: its
+	// other sends are only waiting out their timeouts, and must not keep
+	// the other webhooks from being served meanwhile.
+	working := func(now time.Time) int {
+		n := 0
+		for _, st := range hooks {
+			if k := len(st.sending); k > base && hung(st, now) {
+				n += base
+			} else {
+				n += k
+			}
+		}
+		return n
+	}
 	dispatch := func() {
 		now := time.Now()
-		for busy < workers {
+		for busy < outstanding && working(now) < workers {
 			i := slices.IndexFunc(ready, func(c *store.ClaimedDelivery) bool {
 				st := hooks[c.WebhookID]
 				return len(st.sending) < capOf(st, now)
@@ -322,6 +339,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	// A send turns "hung" by merely lasting longer than fast, which no
+	// event reports: this tick lets the loop notice, shed what it claimed
+	// ahead for that webhook, and serve the others.
+	tick := time.NewTicker(fast)
+	defer tick.Stop()
 	for {
 		shed()
 		dispatch()
@@ -372,6 +394,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			want = true
 		case <-timer.C:
 			want, blocked = true, false
+		case <-tick.C:
 		}
 	}
 }
