@@ -1,0 +1,64 @@
+package cmd
+
+import (
+	"bytes"
+	"sync"
+	"testing"
+	"time"
+)
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func TestLogBuffer(t *testing.T) {
+	t.Run("FlushedWithinInterval", func(t *testing.T) {
+		var out lockedBuffer
+		b := newLogBuffer(&out)
+		defer b.Close()
+		b.Write([]byte("line 1\n"))
+		if got := out.String(); got != "" {
+			t.Fatalf("written before a flush: %q", got)
+		}
+		deadline := time.Now().Add(10 * logFlushInterval)
+		for out.String() != "line 1\n" {
+			if time.Now().After(deadline) {
+				t.Fatalf("not flushed within %v: %q", 10*logFlushInterval, out.String())
+			}
+			time.Sleep(logFlushInterval / 10)
+		}
+	})
+	t.Run("FlushedOnClose", func(t *testing.T) {
+		var out lockedBuffer
+		b := newLogBuffer(&out)
+		b.Write([]byte("a\n"))
+		b.Write([]byte("b\n"))
+		b.Close()
+		if got, want := out.String(), "a\nb\n"; got != want {
+			t.Fatalf("after Close: %q, want %q", got, want)
+		}
+	})
+	t.Run("FlushNow", func(t *testing.T) {
+		var out lockedBuffer
+		b := newLogBuffer(&out)
+		defer b.Close()
+		b.Write([]byte("serving\n"))
+		b.Flush()
+		if got, want := out.String(), "serving\n"; got != want {
+			t.Fatalf("after Flush: %q, want %q", got, want)
+		}
+	})
+}
