@@ -18,11 +18,7 @@ func (s *Server) handleAudienceList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list, p, err := s.DB.FindAudiences(r.Context(), appID(r), status, o)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, listBody[*store.Audience]{list, p})
+	s.respond(w, r, http.StatusOK, listBody[*store.Audience]{list, p}, err)
 }
 
 func (s *Server) handleAudienceCreate(w http.ResponseWriter, r *http.Request) {
@@ -56,11 +52,7 @@ func (s *Server) handleAudienceGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := s.DB.FindAudienceByID(r.Context(), appID(r), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, a)
+	s.respond(w, r, http.StatusOK, a, err)
 }
 
 func (s *Server) handleAudienceUpdate(w http.ResponseWriter, r *http.Request) {
@@ -102,11 +94,7 @@ func (s *Server) handleAudienceMembers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list, p, err := s.DB.FindAudienceMembers(r.Context(), appID(r), id, o)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, listBody[store.AudienceMember]{list, p})
+	s.respond(w, r, http.StatusOK, listBody[store.AudienceMember]{list, p}, err)
 }
 
 func (s *Server) handleAudienceCheck(w http.ResponseWriter, r *http.Request) {

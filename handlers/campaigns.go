@@ -17,11 +17,7 @@ func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list, p, err := s.DB.FindCampaigns(r.Context(), appID(r), status, o)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, listBody[*store.Campaign]{list, p})
+	s.respond(w, r, http.StatusOK, listBody[*store.Campaign]{list, p}, err)
 }
 
 func (s *Server) handleCampaignCreate(w http.ResponseWriter, r *http.Request) {
@@ -31,11 +27,7 @@ func (s *Server) handleCampaignCreate(w http.ResponseWriter, r *http.Request) {
 	}
 	key := keyFrom(r.Context())
 	c, err := s.DB.CreateCampaign(r.Context(), key.AppID, key.ID, in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, c)
+	s.respond(w, r, http.StatusCreated, c, err)
 }
 
 func (s *Server) handleCampaignGet(w http.ResponseWriter, r *http.Request) {
@@ -44,11 +36,7 @@ func (s *Server) handleCampaignGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := s.DB.FindCampaignByID(r.Context(), appID(r), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	s.respond(w, r, http.StatusOK, c, err)
 }
 
 func (s *Server) handleCampaignUpdate(w http.ResponseWriter, r *http.Request) {
@@ -61,11 +49,7 @@ func (s *Server) handleCampaignUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := s.DB.UpdateCampaign(r.Context(), appID(r), id, in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	s.respond(w, r, http.StatusOK, c, err)
 }
 
 func (s *Server) handleCampaignStatus(w http.ResponseWriter, r *http.Request) {
@@ -84,11 +68,7 @@ func (s *Server) handleCampaignStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := s.DB.SetCampaignStatus(r.Context(), appID(r), id, *in.Status)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	s.respond(w, r, http.StatusOK, c, err)
 }
 
 func (s *Server) handleCampaignUnarchive(w http.ResponseWriter, r *http.Request) {
@@ -97,11 +77,7 @@ func (s *Server) handleCampaignUnarchive(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	c, err := s.DB.UnarchiveCampaign(r.Context(), appID(r), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	s.respond(w, r, http.StatusOK, c, err)
 }
 
 func (s *Server) handleCampaignDelete(w http.ResponseWriter, r *http.Request) {
@@ -194,9 +170,5 @@ func (s *Server) handleCampaignAnalytics(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	a, err := s.DB.CampaignAnalytics(r.Context(), appID(r), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, a)
+	s.respond(w, r, http.StatusOK, a, err)
 }

@@ -18,11 +18,7 @@ func (s *Server) handleContentList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list, p, err := s.DB.FindContents(r.Context(), appID(r), status, o)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, listBody[*store.ContentView]{list, p})
+	s.respond(w, r, http.StatusOK, listBody[*store.ContentView]{list, p}, err)
 }
 
 func (s *Server) handleContentCreate(w http.ResponseWriter, r *http.Request) {
@@ -31,11 +27,7 @@ func (s *Server) handleContentCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := s.DB.CreateContent(r.Context(), appID(r), in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, c)
+	s.respond(w, r, http.StatusCreated, c, err)
 }
 
 func (s *Server) handleContentGet(w http.ResponseWriter, r *http.Request) {
@@ -44,11 +36,7 @@ func (s *Server) handleContentGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := s.DB.FindContentByID(r.Context(), appID(r), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	s.respond(w, r, http.StatusOK, c, err)
 }
 
 func (s *Server) handleContentUpdate(w http.ResponseWriter, r *http.Request) {
@@ -84,11 +72,7 @@ func (s *Server) updateContent(w http.ResponseWriter, r *http.Request, id int64)
 		return
 	}
 	c, err := s.DB.UpdateContent(r.Context(), appID(r), id, in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	s.respond(w, r, http.StatusOK, c, err)
 }
 
 func (s *Server) handleContentDelete(w http.ResponseWriter, r *http.Request) {
@@ -114,9 +98,5 @@ func (s *Server) handleContentExternal(w http.ResponseWriter, r *http.Request) {
 	if err == nil && c.Status != store.ContentPublished {
 		err = store.Errorf(store.ENOTFOUND, "content view not found")
 	}
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	s.respond(w, r, http.StatusOK, c, err)
 }

@@ -15,11 +15,7 @@ func (s *Server) handleEventCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.DB.LogEvent(r.Context(), appID(r), &in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, res)
+	s.respond(w, r, http.StatusCreated, res, err)
 }
 
 func (s *Server) handleEventList(w http.ResponseWriter, r *http.Request) {

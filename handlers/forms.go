@@ -56,11 +56,7 @@ func (s *Server) handleContentSubmissions(w http.ResponseWriter, r *http.Request
 		return
 	}
 	list, p, err := s.DB.FindContentSubmissions(r.Context(), appID(r), id, o)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, listBody[*store.FormSubmission]{list, p})
+	s.respond(w, r, http.StatusOK, listBody[*store.FormSubmission]{list, p}, err)
 }
 
 func (s *Server) handleFormSubmissionList(w http.ResponseWriter, r *http.Request) {
@@ -78,9 +74,5 @@ func (s *Server) handleFormSubmissionList(w http.ResponseWriter, r *http.Request
 		return
 	}
 	list, p, err := s.DB.FindFormSubmissions(r.Context(), appID(r), content, o)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, listBody[*store.FormSubmission]{list, p})
+	s.respond(w, r, http.StatusOK, listBody[*store.FormSubmission]{list, p}, err)
 }

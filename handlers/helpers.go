@@ -66,6 +66,16 @@ func writeErrorCode(w http.ResponseWriter, status int, code, msg string, details
 	writeJSON(w, status, errorBody{errorFields{code, msg, details}})
 }
 
+// respond writes v with status, or err when it is set: the tail of nearly
+// every handler.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, status int, v any, err error) {
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, status, v)
+}
+
 // writeError maps err to its status; internal errors are logged and their
 // text withheld, since it may name tables, paths or driver internals.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {

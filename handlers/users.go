@@ -20,21 +20,13 @@ func (s *Server) handleUserPut(w http.ResponseWriter, r *http.Request) {
 	}
 	userID := httprouter.ParamsFromContext(r.Context()).ByName("userId")
 	p, err := s.DB.IdentifyUser(r.Context(), appID(r), userID, in.Attributes)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, p)
+	s.respond(w, r, http.StatusOK, p, err)
 }
 
 func (s *Server) handleUserGet(w http.ResponseWriter, r *http.Request) {
 	userID := httprouter.ParamsFromContext(r.Context()).ByName("userId")
 	p, err := s.DB.FindUserByID(r.Context(), appID(r), userID)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, p)
+	s.respond(w, r, http.StatusOK, p, err)
 }
 
 // handleIdentify is the SDK's way to attach attributes to a user.
@@ -48,9 +40,5 @@ func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := s.DB.IdentifyUser(r.Context(), appID(r), *in.UserID, in.Attributes)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, p)
+	s.respond(w, r, http.StatusOK, p, err)
 }

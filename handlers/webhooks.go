@@ -15,11 +15,7 @@ func (s *Server) handleWebhookList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list, p, err := s.DB.FindWebhooks(r.Context(), appID(r), o)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, listBody[*store.Webhook]{list, p})
+	s.respond(w, r, http.StatusOK, listBody[*store.Webhook]{list, p}, err)
 }
 
 // defaultTimeoutSeconds turns --webhook-timeout into whole seconds within
@@ -39,11 +35,7 @@ func (s *Server) handleWebhookCreate(w http.ResponseWriter, r *http.Request) {
 		in.TimeoutSeconds = &t
 	}
 	hook, err := s.DB.CreateWebhook(r.Context(), appID(r), in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusCreated, hook)
+	s.respond(w, r, http.StatusCreated, hook, err)
 }
 
 func (s *Server) handleWebhookGet(w http.ResponseWriter, r *http.Request) {
@@ -52,11 +44,7 @@ func (s *Server) handleWebhookGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hook, err := s.DB.FindWebhookByID(r.Context(), appID(r), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, hook)
+	s.respond(w, r, http.StatusOK, hook, err)
 }
 
 func (s *Server) handleWebhookUpdate(w http.ResponseWriter, r *http.Request) {
@@ -69,11 +57,7 @@ func (s *Server) handleWebhookUpdate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hook, err := s.DB.UpdateWebhook(r.Context(), appID(r), id, in)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, hook)
+	s.respond(w, r, http.StatusOK, hook, err)
 }
 
 func (s *Server) handleWebhookDelete(w http.ResponseWriter, r *http.Request) {
@@ -96,11 +80,7 @@ func (s *Server) handleWebhookTest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, err := s.DB.SendTestDelivery(r.Context(), appID(r), id)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, d)
+	s.respond(w, r, http.StatusAccepted, d, err)
 }
 
 func (s *Server) handleDeliveryList(w http.ResponseWriter, r *http.Request) {
@@ -117,11 +97,7 @@ func (s *Server) handleDeliveryList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	list, p, err := s.DB.FindDeliveries(r.Context(), appID(r), id, status, o)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, listBody[*store.Delivery]{list, p})
+	s.respond(w, r, http.StatusOK, listBody[*store.Delivery]{list, p}, err)
 }
 
 func (s *Server) handleDeliveryGet(w http.ResponseWriter, r *http.Request) {
@@ -134,11 +110,7 @@ func (s *Server) handleDeliveryGet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, err := s.DB.FindDeliveryByID(r.Context(), appID(r), id, did)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+	s.respond(w, r, http.StatusOK, d, err)
 }
 
 func (s *Server) handleDeliveryRedeliver(w http.ResponseWriter, r *http.Request) {
@@ -151,9 +123,5 @@ func (s *Server) handleDeliveryRedeliver(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	d, err := s.DB.RedeliverDelivery(r.Context(), appID(r), id, did)
-	if err != nil {
-		s.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, d)
+	s.respond(w, r, http.StatusAccepted, d, err)
 }
