@@ -13,6 +13,10 @@ type VariantRequest struct {
 	UserID     string         `json:"userId"`
 	SessionID  string         `json:"sessionId"`
 	Attributes map[string]any `json:"attributes"`
+
+	// merged records that Attributes are in the profile, so one request
+	// never merges them twice.
+	merged bool
 }
 
 // key returns the user key the contract assigns by: userId when given,
@@ -39,11 +43,13 @@ func (db *DB) Variant(ctx context.Context, appID, campaignID int64, req *Variant
 	if err != nil {
 		return dst, err
 	}
-	if err := db.noteAttributes(ctx, appID, req); err != nil {
-		return dst, err
-	}
 	b, _, err := db.variantFor(ctx, lc, req, dst)
-	return b, err
+	if err != nil {
+		return b, err
+	}
+	// A new user's attributes were merged in the assignment's own
+	// transaction, before its audience check; anyone else's are merged now.
+	return b, db.noteAttributes(ctx, appID, req)
 }
 
 // Variants answers the variant request for every active campaign of the app
@@ -80,10 +86,14 @@ func (db *DB) Variants(ctx context.Context, appID int64, req *VariantRequest, ds
 // noteAttributes merges request attributes into the profile before any
 // audience is checked, as the contract orders.
 func (db *DB) noteAttributes(ctx context.Context, appID int64, req *VariantRequest) error {
-	if req.UserID == "" || len(req.Attributes) == 0 {
+	if req.merged || req.UserID == "" || len(req.Attributes) == 0 {
 		return nil
 	}
-	return db.batch.do(ctx, func(tx *Tx) error { return tx.seeUser(appID, req.UserID, req.Attributes) })
+	if err := db.batch.do(ctx, func(tx *Tx) error { return tx.seeUser(appID, req.UserID, req.Attributes) }); err != nil {
+		return err
+	}
+	req.merged = true
+	return nil
 }
 
 func appendNotAssigned(dst []byte, campaignID int64, reason string) []byte {
@@ -136,6 +146,7 @@ func (db *DB) variantFor(ctx context.Context, lc *liveCampaign, req *VariantRequ
 	if err != nil {
 		return dst, false, err
 	}
+	req.merged = req.merged || out.merged
 	switch {
 	case !out.running:
 		return appendNotAssigned(dst, lc.id, ReasonNotActive), false, nil
@@ -166,6 +177,7 @@ func (db *DB) findAssignment(ctx context.Context, campaignID int64, kind byte, u
 
 type assignOutcome struct {
 	running       bool
+	merged        bool // the request's attributes went into the profile
 	notInAudience bool
 	variantID     int64
 	recorded      bool
@@ -177,9 +189,14 @@ type assignOutcome struct {
 func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user string, out *assignOutcome) error {
 	*out = assignOutcome{}
 	if req.UserID != "" {
-		if err := tx.seeUser(lc.appID, req.UserID, nil); err != nil {
+		var attrs map[string]any
+		if !req.merged {
+			attrs = req.Attributes
+		}
+		if err := tx.seeUser(lc.appID, req.UserID, attrs); err != nil {
 			return err
 		}
+		out.merged = len(attrs) > 0
 	}
 	now := ms(tx.now)
 	if ok, err := tx.stillRunning(lc, now); err != nil || !ok {
