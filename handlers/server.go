@@ -73,13 +73,31 @@ func (s *Server) routes() *httprouter.Router {
 
 	rt.Handler(http.MethodGet, "/healthz", http.HandlerFunc(s.handleHealthz))
 
-	var add route = func(method, path string, a access, h http.HandlerFunc) {
+	add := func(method, path string, a access, h http.HandlerFunc) {
 		for _, prefix := range []string{"/v1", "/api/v1"} {
 			rt.Handler(method, prefix+path, s.authorize(a, h))
 		}
 	}
 
-	// Content blocks.
+	// The role beside each route: manage = admin (read keys for GET);
+	// sdk = client and admin keys (read keys for GET).
+
+	// Campaigns. The verbs a user thinks of (start, pause, resume, complete,
+	// archive) are all PATCH /campaigns/:id/status {"status": ...}.
+	add("GET", "/apps/:appId/campaigns", manage, s.handleCampaignList)
+	add("POST", "/apps/:appId/campaigns", manage, s.handleCampaignCreate)
+	add("GET", "/campaigns/:id", manage, s.handleCampaignGet)
+	add("PATCH", "/campaigns/:id", manage, s.handleCampaignUpdate)
+	add("PATCH", "/campaigns/:id/status", manage, s.handleCampaignStatus) // start, pause, resume, complete, archive
+	add("POST", "/campaigns/:id/unarchive", manage, s.handleCampaignUnarchive)
+	add("DELETE", "/campaigns/:id", manage, s.handleCampaignDelete)
+	add("GET", "/campaigns/:id/analytics", manage, s.handleCampaignAnalytics)
+
+	// Assignment: the SDK's variant requests.
+	add("POST", "/apps-external/:appId/campaigns/:campaignId/variant", sdk, s.handleVariant)
+	add("POST", "/apps-external/:appId/variants", sdk, s.handleVariants)
+
+	// Content blocks. Publish, archive and unpublish are PATCH with a status.
 	add("GET", "/apps/:appId/content", manage, s.handleContentList)
 	add("POST", "/apps/:appId/content", manage, s.handleContentCreate)
 	add("GET", "/content/:id", manage, s.handleContentGet)
@@ -88,7 +106,40 @@ func (s *Server) routes() *httprouter.Router {
 	add("DELETE", "/content/:id", manage, s.handleContentDelete)
 	add("GET", "/apps-external/:appId/content/:id", sdk, s.handleContentExternal)
 
-	s.moreRoutes(add)
+	// Events.
+	add("POST", "/apps/:appId/events", sdk, s.handleEventCreate)
+	add("GET", "/apps/:appId/events", manage, s.handleEventList)
+
+	// Audiences, their members and checks, and the user profiles their
+	// rules read.
+	add("GET", "/apps/:appId/audiences", manage, s.handleAudienceList)
+	add("POST", "/apps/:appId/audiences", manage, s.handleAudienceCreate)
+	add("GET", "/audiences/:id", manage, s.handleAudienceGet)
+	add("PATCH", "/audiences/:id", manage, s.handleAudienceUpdate)
+	add("DELETE", "/audiences/:id", manage, s.handleAudienceDelete)
+	add("GET", "/audiences/:id/members", manage, s.handleAudienceMembers)
+	add("POST", "/audiences/:id/check", manage, s.handleAudienceCheck)
+	add("PUT", "/apps/:appId/users/:userId", manage, s.handleUserPut)
+	add("GET", "/apps/:appId/users/:userId", manage, s.handleUserGet)
+	add("POST", "/apps-external/:appId/identify", sdk, s.handleIdentify)
+
+	// Webhooks and their delivery log.
+	add("GET", "/apps/:appId/webhooks", manage, s.handleWebhookList)
+	add("POST", "/apps/:appId/webhooks", manage, s.handleWebhookCreate)
+	add("GET", "/webhooks/:id", manage, s.handleWebhookGet)
+	add("PATCH", "/webhooks/:id", manage, s.handleWebhookUpdate) // {"status":"ACTIVE"} re-enables a FAILED one
+	add("DELETE", "/webhooks/:id", manage, s.handleWebhookDelete)
+	add("POST", "/webhooks/:id/test", manage, s.handleWebhookTest)
+	add("GET", "/webhooks/:id/deliveries", manage, s.handleDeliveryList)
+	add("GET", "/webhooks/:id/deliveries/:deliveryId", manage, s.handleDeliveryGet)
+	add("POST", "/webhooks/:id/deliveries/:deliveryId/redeliver", manage, s.handleDeliveryRedeliver)
+
+	// Form submissions.
+	add("POST", "/apps-external/:appId/submit-form", sdk, s.handleFormSubmit)
+	add("POST", "/content/submit-form", sdk, s.handleFormSubmit)
+	add("GET", "/content/:id/submissions", manage, s.handleContentSubmissions)
+	add("GET", "/apps/:appId/form-submissions", manage, s.handleFormSubmissionList)
+
 	return rt
 }
 
