@@ -62,7 +62,7 @@ func (db *DB) CampaignAnalytics(ctx context.Context, appID, id int64) (*Analytic
 	} else if err != nil {
 		return nil, err
 	}
-	vs, err := findVariants(ctx, db.read, id)
+	vs, err := findVariants(db.reader(ctx), id)
 	if err != nil {
 		return nil, err
 	}

@@ -434,25 +434,20 @@ func scanCampaign(row scanner) (*Campaign, error) {
 	return c, nil
 }
 
-type querier interface {
-	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error)
-}
-
-func findCampaign(ctx context.Context, q querier, appID, id int64) (*Campaign, error) {
-	c, err := scanCampaign(q.QueryRowContext(ctx, `SELECT `+campaignColumns+` FROM campaigns WHERE id = ? AND app_id = ?`, id, appID))
+func findCampaign(q conn, appID, id int64) (*Campaign, error) {
+	c, err := scanCampaign(q.queryRow(`SELECT `+campaignColumns+` FROM campaigns WHERE id = ? AND app_id = ?`, id, appID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("campaign")
 	}
 	if err != nil {
 		return nil, err
 	}
-	c.Variants, err = findVariants(ctx, q, id)
+	c.Variants, err = findVariants(q, id)
 	return c, err
 }
 
-func findVariants(ctx context.Context, q querier, campaignID int64) ([]*Variant, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, name, content_view_id, traffic_allocation, is_control, impressions, conversions
+func findVariants(q conn, campaignID int64) ([]*Variant, error) {
+	rows, err := q.query(`SELECT id, name, content_view_id, traffic_allocation, is_control, impressions, conversions
 		FROM campaign_variants WHERE campaign_id = ? ORDER BY id`, campaignID)
 	if err != nil {
 		return nil, err
@@ -474,7 +469,7 @@ func findVariants(ctx context.Context, q querier, campaignID int64) ([]*Variant,
 
 // FindCampaignByID returns a campaign with its variants and totals.
 func (db *DB) FindCampaignByID(ctx context.Context, appID, id int64) (*Campaign, error) {
-	c, err := findCampaign(ctx, db.read, appID, id)
+	c, err := findCampaign(db.reader(ctx), appID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -499,7 +494,7 @@ func (db *DB) FindCampaigns(ctx context.Context, appID int64, status string, o L
 		return nil, Pagination{}, err
 	}
 	for _, c := range list {
-		if c.Variants, err = findVariants(ctx, db.read, c.ID); err != nil {
+		if c.Variants, err = findVariants(db.reader(ctx), c.ID); err != nil {
 			return nil, Pagination{}, err
 		}
 	}
@@ -537,7 +532,7 @@ func refusedField(status string, ed *campaignEdit) string {
 // in one transaction. What may change depends on the state.
 func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignInput) (*Campaign, error) {
 	err := db.withTx(ctx, func(tx *Tx) error {
-		cur, err := findCampaign(ctx, tx, appID, id)
+		cur, err := findCampaign(tx.conn, appID, id)
 		if err != nil {
 			return err
 		}

@@ -193,6 +193,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // writes carries one consistent time.
 type Tx struct {
 	*sql.Tx
+	conn     // exec, query and queryRow, prepared, with the caller's context
 	db       *DB
 	now      time.Time
 	changed  bool // campaigns, content or audiences changed: bump the generation
@@ -213,7 +214,7 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tx{Tx: tx, db: db, now: db.Now().UTC()}, nil
+	return &Tx{Tx: tx, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC()}, nil
 }
 
 // commit commits and then publishes what the transaction changed. Cache

@@ -124,7 +124,7 @@ func (tx *Tx) move(appID, id int64, to string) error {
 // emitCompleted emits campaign.completed with the final analytics and,
 // when a significant winner exists, campaign.winner_declared.
 func (tx *Tx) emitCompleted(appID, id int64, name string) error {
-	vs, err := findVariants(context.Background(), tx, id)
+	vs, err := findVariants(tx.conn, id)
 	if err != nil {
 		return err
 	}

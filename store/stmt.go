@@ -75,39 +75,67 @@ func (c *stmtCache) close() {
 	clear(c.m)
 }
 
-// exec runs a query of constant text inside the write transaction, through
-// a prepared statement when one is ready. Only constant texts belong here:
-// each distinct text stays prepared for the life of the database handle.
-func (tx *Tx) exec(q string, args ...any) (sql.Result, error) {
-	if st := tx.db.wstmts.get(q); st != nil {
-		return tx.Stmt(st).Exec(args...)
-	}
-	return tx.Exec(q, args...)
+// conn is where a query runs: a write transaction, a read-only transaction
+// or the reader pool, with the context of the operation it serves. Queries
+// go through a prepared statement of the pool's cache when one is ready,
+// else run as plain text. Only constant texts belong here: each distinct
+// text stays prepared for the life of the database handle.
+type conn struct {
+	ctx   context.Context
+	stmts *stmtCache
+	tx    *sql.Tx // nil: run on the pool itself
 }
 
-// queryRow is exec's counterpart for single-row queries.
-func (tx *Tx) queryRow(q string, args ...any) *sql.Row {
-	if st := tx.db.wstmts.get(q); st != nil {
-		return tx.Stmt(st).QueryRow(args...)
+// prepared returns the ready statement for q, bound to the transaction if
+// there is one, or nil.
+func (c conn) prepared(q string) *sql.Stmt {
+	st := c.stmts.get(q)
+	if st != nil && c.tx != nil {
+		st = c.tx.StmtContext(c.ctx, st)
 	}
-	return tx.QueryRow(q, args...)
+	return st
 }
 
-// query is exec's counterpart for queries returning rows.
-func (tx *Tx) query(q string, args ...any) (*sql.Rows, error) {
-	if st := tx.db.wstmts.get(q); st != nil {
-		return tx.Stmt(st).Query(args...)
+func (c conn) exec(q string, args ...any) (sql.Result, error) {
+	if st := c.prepared(q); st != nil {
+		return st.ExecContext(c.ctx, args...)
 	}
-	return tx.Query(q, args...)
+	if c.tx != nil {
+		return c.tx.ExecContext(c.ctx, q, args...)
+	}
+	return c.stmts.pool.ExecContext(c.ctx, q, args...)
 }
 
-// readRow runs a single-row query of constant text on the reader pool
-// through a prepared statement.
+func (c conn) queryRow(q string, args ...any) *sql.Row {
+	if st := c.prepared(q); st != nil {
+		return st.QueryRowContext(c.ctx, args...)
+	}
+	if c.tx != nil {
+		return c.tx.QueryRowContext(c.ctx, q, args...)
+	}
+	return c.stmts.pool.QueryRowContext(c.ctx, q, args...)
+}
+
+func (c conn) query(q string, args ...any) (*sql.Rows, error) {
+	if st := c.prepared(q); st != nil {
+		return st.QueryContext(c.ctx, args...)
+	}
+	if c.tx != nil {
+		return c.tx.QueryContext(c.ctx, q, args...)
+	}
+	return c.stmts.pool.QueryContext(c.ctx, q, args...)
+}
+
+// reader runs queries on the reader pool for ctx.
+func (db *DB) reader(ctx context.Context) conn { return conn{ctx, db.rstmts, nil} }
+
+// readTx runs queries in a read-only transaction, for reads that need one
+// consistent snapshot.
+func (db *DB) readTx(ctx context.Context, tx *sql.Tx) conn { return conn{ctx, db.rstmts, tx} }
+
+// readRow is reader(ctx).queryRow, for the hot single-row reads.
 func (db *DB) readRow(ctx context.Context, q string, args ...any) *sql.Row {
-	if st := db.rstmts.get(q); st != nil {
-		return st.QueryRowContext(ctx, args...)
-	}
-	return db.read.QueryRowContext(ctx, q, args...)
+	return db.reader(ctx).queryRow(q, args...)
 }
 
 type counterDelta struct{ impressions, conversions int64 }

@@ -54,7 +54,7 @@ func (tx *Tx) touchUser(appID int64, userID string, attrs map[string]any) error 
 		now := ms(tx.now)
 		// One statement whatever the state: the WHERE of the upsert skips
 		// the write when last_seen is recent, so a hot user costs a read.
-		_, err := audTxQuerier{tx}.ExecContext(context.Background(), `INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, '{}', ?, ?)
+		_, err := tx.exec(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, '{}', ?, ?)
 			ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
 			WHERE users.last_seen <= excluded.last_seen - ?`, appID, userID, now, now, lastSeenResolution)
 		return err
@@ -69,8 +69,7 @@ func (tx *Tx) touchUser(appID int64, userID string, attrs map[string]any) error 
 func (tx *Tx) mergeUser(appID int64, userID string, attrs map[string]any) error {
 	var cur string
 	var last int64
-	q := audTxQuerier{tx}
-	err := q.QueryRowContext(context.Background(), `SELECT attributes, last_seen FROM users WHERE app_id = ? AND user_id = ?`, appID, userID).Scan(&cur, &last)
+	err := tx.queryRow(`SELECT attributes, last_seen FROM users WHERE app_id = ? AND user_id = ?`, appID, userID).Scan(&cur, &last)
 	found := err == nil
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
@@ -111,7 +110,7 @@ func (tx *Tx) mergeUser(appID int64, userID string, attrs map[string]any) error 
 	if found && string(b) == cur && last > now-lastSeenResolution {
 		return nil
 	}
-	_, err = q.ExecContext(context.Background(), `INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)
+	_, err = tx.exec(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (app_id, user_id) DO UPDATE SET attributes = excluded.attributes, last_seen = MAX(users.last_seen, excluded.last_seen)`,
 		appID, userID, string(b), now, now)
 	return err

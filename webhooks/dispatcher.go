@@ -3,29 +3,15 @@
 package webhooks
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"service/store"
 )
-
-// UserAgent identifies deliveries to receivers.
-const UserAgent = "Service-Webhooks/1.0"
-
-// maxResponseBody caps how much of a receiver's answer is read: only the
-// status matters, and a huge or endless body must not hold a worker.
-const maxResponseBody = 64 << 10
 
 // Dispatcher sends pending deliveries: it claims due ones with a lease,
 // posts them from a bounded pool of workers, and records each attempt.
@@ -89,28 +75,6 @@ func (d *Dispatcher) Wake() {
 	}
 }
 
-// NewClient returns the HTTP client deliveries use: every phase has a
-// timeout on the transport (the per-webhook timeout comes from the request
-// context), and redirects are not followed, so a 3xx is a failed attempt
-// and a receiver cannot bounce the signed payload to another host.
-func NewClient() *http.Client {
-	return &http.Client{
-		Transport: &http.Transport{
-			Proxy:                  http.ProxyFromEnvironment,
-			DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSHandshakeTimeout:    10 * time.Second,
-			ResponseHeaderTimeout:  time.Duration(store.MaxWebhookTimeout) * time.Second,
-			ExpectContinueTimeout:  time.Second,
-			MaxIdleConns:           100,
-			MaxIdleConnsPerHost:    8,
-			IdleConnTimeout:        90 * time.Second,
-			MaxResponseHeaderBytes: 64 << 10,
-			ForceAttemptHTTP2:      true,
-		},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
-}
-
 // sent reports the end of a send to Run's loop.
 type sent struct {
 	hook, id int64
@@ -135,32 +99,113 @@ type hookState struct {
 // and large ones cost little more than small ones.
 const ahead = 8
 
+// releaseTimeout bounds the release of claims at shutdown or when shed; it
+// runs after Run's context may have ended.
+const releaseTimeout = 5 * time.Second
+
 // Run sends deliveries until ctx ends. On shutdown it cancels the sends in
 // flight and releases their claims and those not yet sent, so the next
 // start sends them at once.
+//
+// Each turn of its loop sheds the claims a hanging webhook cannot use,
+// hands ready deliveries to the workers, claims more in the background
+// when there is room, and then waits for one thing to happen: a send
+// finished, a claim came back (or failed, and it backs off), a wake-up, the
+// poll timer, or the tick that notices sends turning slow.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	d.init()
-	workers := d.Workers
-	if workers <= 0 {
-		workers = 8
+	l := d.newLoop(ctx)
+	stop := l.start()
+	defer stop()
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	l.timer = timer
+	// A send turns "hung" by merely lasting longer than fast, which no
+	// event reports: this tick lets the loop notice, shed what it claimed
+	// ahead for that webhook, and serve the others.
+	tick := time.NewTicker(l.fast)
+	defer tick.Stop()
+	for {
+		l.shed()
+		l.dispatch()
+		l.claim()
+		select {
+		case <-ctx.Done():
+			l.shutdown()
+			return nil
+		case f := <-l.finished:
+			l.done(f)
+			l.want = true
+		case r := <-l.claims:
+			l.claimed(r)
+		case <-d.wake:
+			l.want = true
+		case <-timer.C:
+			l.want, l.blocked = true, false
+		case <-tick.C:
+		}
 	}
-	base := d.PerWebhook
-	if base <= 0 {
-		base = 2
+}
+
+// loop is the state of one Run. Only Run's goroutine touches it. Claimed
+// deliveries wait in ready, in due order, until a worker and their
+// webhook's cap allow a send. Only a webhook that answers fast has more
+// claimed than it may send: the others' claims would wait out their leases.
+type loop struct {
+	d   *Dispatcher
+	ctx context.Context
+
+	workers     int // Workers
+	base, top   int // a webhook's cap: PerWebhook, at most Workers
+	outstanding int // sender goroutines, so sends that may exist at once
+	fast        time.Duration
+	poll        time.Duration
+	lease       time.Duration
+
+	jobs     chan *store.ClaimedDelivery
+	finished chan sent
+	claims   chan claimed
+	timer    *time.Timer
+
+	hooks    map[int64]*hookState
+	ready    []*store.ClaimedDelivery
+	busy     int  // sends handed to workers and not finished
+	claiming bool // a claim is running in the background
+	want     bool // something may be due: claim when there is room
+	blocked  bool // backing off after a failed claim
+	failures int  // claims failed in a row
+}
+
+// claimed is what a background claim returns: the deliveries it got, out
+// of limit asked for, and when the next retry is due if it got fewer.
+type claimed struct {
+	list  []*store.ClaimedDelivery
+	limit int
+	next  time.Time
+	ok    bool
+	err   error
+}
+
+// newLoop resolves the Dispatcher's defaults.
+func (d *Dispatcher) newLoop(ctx context.Context) *loop {
+	l := &loop{d: d, ctx: ctx, workers: d.Workers, base: d.PerWebhook, fast: d.FastResponse,
+		poll: d.Poll, lease: d.Lease, hooks: map[int64]*hookState{}, claims: make(chan claimed, 1), want: true}
+	if l.workers <= 0 {
+		l.workers = 8
 	}
-	base = min(base, workers)
-	top := max(workers, base)
-	fast := d.FastResponse
-	if fast <= 0 {
-		fast = 250 * time.Millisecond
+	if l.base <= 0 {
+		l.base = 2
 	}
-	poll := d.Poll
-	if poll <= 0 {
-		poll = time.Second
+	l.base = min(l.base, l.workers)
+	l.top = max(l.workers, l.base)
+	if l.fast <= 0 {
+		l.fast = 250 * time.Millisecond
 	}
-	lease := d.Lease
-	if lease <= 0 {
-		lease = 10 * time.Second
+	if l.poll <= 0 {
+		l.poll = time.Second
+	}
+	if l.lease <= 0 {
+		l.lease = 10 * time.Second
 	}
 	if d.Client == nil {
 		d.Client = NewClient()
@@ -168,235 +213,218 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-
 	// There are more sender goroutines than Workers: sends to a webhook
 	// that hangs go on waiting out their timeouts in the spare ones while
-	// the others are served (see working below). At most outstanding sends
-	// exist at once, so no channel buffer can fill: handing a job over or
+	// the others are served (see working). At most outstanding sends exist
+	// at once, so no channel buffer can fill: handing a job over or
 	// reporting one done never blocks.
-	outstanding := 4 * workers
-	jobs := make(chan *store.ClaimedDelivery, outstanding)
-	finished := make(chan sent, outstanding)
-	results := make(chan store.AttemptOutcome, outstanding)
+	l.outstanding = 4 * l.workers
+	l.jobs = make(chan *store.ClaimedDelivery, l.outstanding)
+	l.finished = make(chan sent, l.outstanding)
+	return l
+}
+
+// start starts the senders and the recorder; the function it returns
+// stops them once the sends in flight have ended and their attempts are
+// recorded.
+func (l *loop) start() (stop func()) {
+	d := l.d
+	results := make(chan store.AttemptOutcome, l.outstanding)
 	var wg, rec sync.WaitGroup
-	rec.Go(func() { d.record(results) })
-	for range outstanding {
+	// Attempts made before shutdown are recorded after ctx ends: dropping
+	// them would only send them again.
+	rec.Go(func() { d.record(context.WithoutCancel(l.ctx), results) })
+	for range l.outstanding {
 		wg.Go(func() {
-			for c := range jobs {
-				d.deliver(ctx, c, lease, fast, finished, results)
+			for c := range l.jobs {
+				d.deliver(l.ctx, c, l.lease, l.fast, l.finished, results)
 			}
 		})
 	}
-	defer func() {
-		close(jobs)
+	return func() {
+		close(l.jobs)
 		wg.Wait()
 		close(results)
 		rec.Wait()
-	}()
+	}
+}
 
-	// Only this goroutine touches the state below. Claimed deliveries wait
-	// in ready, in due order, until a worker and their webhook's cap allow
-	// a send. Only a webhook that answers fast has more claimed than it
-	// may send: the others' claims would wait out their leases.
-	hooks := map[int64]*hookState{}
-	var ready []*store.ClaimedDelivery
-	busy := 0
-	state := func(h int64) *hookState {
-		st := hooks[h]
-		if st == nil {
-			st = &hookState{cap: base, sending: map[int64]time.Time{}}
-			hooks[h] = st
-		}
-		return st
+func (l *loop) state(h int64) *hookState {
+	st := l.hooks[h]
+	if st == nil {
+		st = &hookState{cap: l.base, sending: map[int64]time.Time{}}
+		l.hooks[h] = st
 	}
-	// hung reports a send outstanding for longer than fast: a fast
-	// receiver that starts hanging gets no more workers.
-	hung := func(st *hookState, now time.Time) bool {
-		for _, start := range st.sending {
-			if now.Sub(start) > fast {
-				return true
-			}
-		}
-		return false
-	}
-	capOf := func(st *hookState, now time.Time) int {
-		if st.cap > base && hung(st, now) {
-			return base
-		}
-		return st.cap
-	}
-	// shed releases the deliveries claimed ahead for a fast webhook that
-	// has started hanging, down to what PerWebhook allows: they would wait
-	// out its timeouts, and hold room that other webhooks need.
-	shed := func() {
-		now := time.Now()
-		var drop []*store.ClaimedDelivery
-		ready = slices.DeleteFunc(ready, func(c *store.ClaimedDelivery) bool {
-			st := hooks[c.WebhookID]
-			if st.queued+len(st.sending) <= base || !hung(st, now) {
-				return false
-			}
-			st.queued--
-			st.fast = false
-			drop = append(drop, c)
+	return st
+}
+
+// hung reports a send outstanding for longer than fast: a fast receiver
+// that starts hanging gets no more workers.
+func (l *loop) hung(st *hookState, now time.Time) bool {
+	for _, start := range st.sending {
+		if now.Sub(start) > l.fast {
 			return true
+		}
+	}
+	return false
+}
+
+func (l *loop) capOf(st *hookState, now time.Time) int {
+	if st.cap > l.base && l.hung(st, now) {
+		return l.base
+	}
+	return st.cap
+}
+
+// working counts the sends that occupy a worker's share. A webhook that has
+// started hanging counts for no more than PerWebhook: its other sends are
+// only waiting out their timeouts, and must not keep the other webhooks
+// from being served meanwhile.
+func (l *loop) working(now time.Time) int {
+	n := 0
+	for _, st := range l.hooks {
+		if k := len(st.sending); k > l.base && l.hung(st, now) {
+			n += l.base
+		} else {
+			n += k
+		}
+	}
+	return n
+}
+
+// shed releases the deliveries claimed ahead for a fast webhook that has
+// started hanging, down to what PerWebhook allows: they would wait out its
+// timeouts, and hold room that other webhooks need.
+func (l *loop) shed() {
+	now := time.Now()
+	var drop []*store.ClaimedDelivery
+	l.ready = slices.DeleteFunc(l.ready, func(c *store.ClaimedDelivery) bool {
+		st := l.hooks[c.WebhookID]
+		if st.queued+len(st.sending) <= l.base || !l.hung(st, now) {
+			return false
+		}
+		st.queued--
+		st.fast = false
+		drop = append(drop, c)
+		return true
+	})
+	l.d.release(l.ctx, drop)
+}
+
+// dispatch hands ready deliveries to the workers, in due order, while a
+// worker is free and the delivery's webhook is under its cap.
+func (l *loop) dispatch() {
+	now := time.Now()
+	for l.busy < l.outstanding && l.working(now) < l.workers {
+		i := slices.IndexFunc(l.ready, func(c *store.ClaimedDelivery) bool {
+			st := l.hooks[c.WebhookID]
+			return len(st.sending) < l.capOf(st, now)
 		})
-		if len(drop) == 0 {
+		if i < 0 {
 			return
 		}
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if err := d.DB.ReleaseDeliveries(rctx, drop); err != nil {
-			d.Log.Warn("webhook release", "deliveries", len(drop), "err", err)
-		}
+		c := l.ready[i]
+		l.ready = slices.Delete(l.ready, i, i+1)
+		st := l.hooks[c.WebhookID]
+		st.queued--
+		st.sending[c.ID] = now
+		l.busy++
+		l.jobs <- c
 	}
-	// working counts the sends that occupy a worker's share. A webhook
-	// that has started hanging counts for no more than PerWebhook: its
-	// other sends are only waiting out their timeouts, and must not keep
-	// the other webhooks from being served meanwhile.
-	working := func(now time.Time) int {
-		n := 0
-		for _, st := range hooks {
-			if k := len(st.sending); k > base && hung(st, now) {
-				n += base
-			} else {
-				n += k
-			}
-		}
-		return n
-	}
-	dispatch := func() {
-		now := time.Now()
-		for busy < outstanding && working(now) < workers {
-			i := slices.IndexFunc(ready, func(c *store.ClaimedDelivery) bool {
-				st := hooks[c.WebhookID]
-				return len(st.sending) < capOf(st, now)
-			})
-			if i < 0 {
-				return
-			}
-			c := ready[i]
-			ready = slices.Delete(ready, i, i+1)
-			st := hooks[c.WebhookID]
-			st.queued--
-			st.sending[c.ID] = now
-			busy++
-			jobs <- c
-		}
-	}
-	done := func(f sent) {
-		busy--
-		st := hooks[f.hook]
-		delete(st.sending, f.id)
-		switch {
-		case f.speed > 0:
-			st.cap, st.fast = min(st.cap+1, top), true
-		case f.speed < 0:
-			st.cap, st.fast = base, false
-		}
-		if len(st.sending) == 0 && st.queued == 0 && st.cap == base && !st.fast {
-			delete(hooks, f.hook)
-		}
-	}
+}
 
-	type claimed struct {
-		list  []*store.ClaimedDelivery
-		limit int
-		next  time.Time
-		ok    bool
-		err   error
+// done accounts for a finished send: a fast answer raises its webhook's
+// cap by one, a slow one or none brings it back to PerWebhook.
+func (l *loop) done(f sent) {
+	l.busy--
+	st := l.hooks[f.hook]
+	delete(st.sending, f.id)
+	switch {
+	case f.speed > 0:
+		st.cap, st.fast = min(st.cap+1, l.top), true
+	case f.speed < 0:
+		st.cap, st.fast = l.base, false
 	}
-	claims := make(chan claimed, 1)
-	claiming, want, blocked := false, true, false
-	failures := 0
-	claim := func() {
-		// Claims of a few deliveries cost nearly as much as large ones:
-		// top up only once two workers' worth of room is free, or nothing
-		// is left to send.
-		room := ahead*workers - busy - len(ready)
-		if claiming || !want || blocked || room <= 0 || (room < 2*workers && len(ready) > 0) {
-			return
-		}
-		claiming, want = true, false
-		now := time.Now()
-		o := store.ClaimOptions{Limit: room, PerWebhook: base, Lease: lease,
-			InFlight: make(map[int64]int, len(hooks)), Caps: map[int64]int{}}
-		for h, st := range hooks {
-			o.InFlight[h] = len(st.sending) + st.queued
-			if st.fast && !hung(st, now) {
-				o.Caps[h] = ahead * st.cap
-			}
-		}
-		go func() {
-			r := claimed{limit: room}
-			r.list, r.err = d.DB.ClaimDueDeliveries(ctx, now, o)
-			if r.err == nil && len(r.list) < room {
-				r.next, r.ok, r.err = d.DB.NextDeliveryDue(ctx, now)
-			}
-			claims <- r
-		}()
+	if len(st.sending) == 0 && st.queued == 0 && st.cap == l.base && !st.fast {
+		delete(l.hooks, f.hook)
 	}
+}
 
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	// A send turns "hung" by merely lasting longer than fast, which no
-	// event reports: this tick lets the loop notice, shed what it claimed
-	// ahead for that webhook, and serve the others.
-	tick := time.NewTicker(fast)
-	defer tick.Stop()
-	for {
-		shed()
-		dispatch()
-		claim()
-		select {
-		case <-ctx.Done():
-			if claiming {
-				r := <-claims
-				ready = append(ready, r.list...)
-			}
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancel()
-			if err := d.DB.ReleaseDeliveries(rctx, ready); err != nil {
-				d.Log.Warn("webhook release", "deliveries", len(ready), "err", err)
-			}
-			return nil
-		case f := <-finished:
-			done(f)
-			want = true
-		case r := <-claims:
-			claiming = false
-			for _, c := range r.list {
-				state(c.WebhookID).queued++
-				ready = append(ready, c)
-			}
-			if r.err != nil {
-				if ctx.Err() != nil {
-					continue
-				}
-				failures++
-				// Back off while the database keeps failing, up to a minute.
-				wait := min(time.Duration(failures)*poll, time.Minute)
-				d.Log.Error("webhook dispatch", "err", r.err, "retryIn", wait)
-				blocked = true
-				timer.Reset(wait)
-				continue
-			}
-			failures = 0
-			if len(r.list) == r.limit {
-				want = true // more may be due at once
-			}
-			wait := poll
-			if r.ok {
-				wait = min(wait, max(time.Until(r.next), time.Millisecond))
-			}
-			timer.Reset(wait)
-		case <-d.wake:
-			want = true
-		case <-timer.C:
-			want, blocked = true, false
-		case <-tick.C:
+// claim starts a claim in the background when something may be due and
+// there is room for it; its answer arrives on l.claims.
+func (l *loop) claim() {
+	// Claims of a few deliveries cost nearly as much as large ones: top up
+	// only once two workers' worth of room is free, or nothing is left to
+	// send.
+	room := ahead*l.workers - l.busy - len(l.ready)
+	if l.claiming || !l.want || l.blocked || room <= 0 || (room < 2*l.workers && len(l.ready) > 0) {
+		return
+	}
+	l.claiming, l.want = true, false
+	now := time.Now()
+	o := store.ClaimOptions{Limit: room, PerWebhook: l.base, Lease: l.lease,
+		InFlight: make(map[int64]int, len(l.hooks)), Caps: map[int64]int{}}
+	for h, st := range l.hooks {
+		o.InFlight[h] = len(st.sending) + st.queued
+		if st.fast && !l.hung(st, now) {
+			o.Caps[h] = ahead * st.cap
 		}
 	}
+	db, ctx := l.d.DB, l.ctx
+	go func() {
+		r := claimed{limit: room}
+		r.list, r.err = db.ClaimDueDeliveries(ctx, now, o)
+		if r.err == nil && len(r.list) < room {
+			r.next, r.ok, r.err = db.NextDeliveryDue(ctx, now)
+		}
+		l.claims <- r
+	}()
+}
+
+// claimed queues what a claim returned and sets the timer: to the next
+// retry due or the poll, whichever is sooner, or to the back-off after a
+// failure.
+func (l *loop) claimed(r claimed) {
+	l.claiming = false
+	for _, c := range r.list {
+		l.state(c.WebhookID).queued++
+		l.ready = append(l.ready, c)
+	}
+	if r.err != nil {
+		if l.ctx.Err() == nil {
+			l.backOff(r.err)
+		}
+		return
+	}
+	l.failures = 0
+	if len(r.list) == r.limit {
+		l.want = true // more may be due at once
+	}
+	wait := l.poll
+	if r.ok {
+		wait = min(wait, max(time.Until(r.next), time.Millisecond))
+	}
+	l.timer.Reset(wait)
+}
+
+// backOff stops claiming while the database keeps failing: the wait grows
+// by one poll per failure, up to a minute.
+func (l *loop) backOff(err error) {
+	l.failures++
+	wait := min(time.Duration(l.failures)*l.poll, time.Minute)
+	l.d.Log.Error("webhook dispatch", "err", err, "retryIn", wait)
+	l.blocked = true
+	l.timer.Reset(wait)
+}
+
+// shutdown waits for a claim under way and releases every claim not yet
+// handed to a worker.
+func (l *loop) shutdown() {
+	if l.claiming {
+		r := <-l.claims
+		l.ready = append(l.ready, r.list...)
+	}
+	l.d.release(l.ctx, l.ready)
 }
 
 // deliver makes one attempt and hands its result to the recorder. A send
@@ -406,7 +434,7 @@ func (d *Dispatcher) deliver(ctx context.Context, c *store.ClaimedDelivery, leas
 	finished chan<- sent, results chan<- store.AttemptOutcome) {
 	if time.Until(c.LeaseExpiry()) < c.Timeout+lease/2 {
 		finished <- sent{hook: c.WebhookID, id: c.ID}
-		d.release(ctx, c)
+		d.release(ctx, []*store.ClaimedDelivery{c})
 		return
 	}
 	res := d.send(ctx, c)
@@ -416,25 +444,29 @@ func (d *Dispatcher) deliver(ctx context.Context, c *store.ClaimedDelivery, leas
 	}
 	finished <- sent{c.WebhookID, c.ID, speed}
 	if ctx.Err() != nil && !res.OK() {
-		d.release(ctx, c)
+		d.release(ctx, []*store.ClaimedDelivery{c})
 		return
 	}
 	results <- store.AttemptOutcome{Claim: c, Result: res}
 }
 
-func (d *Dispatcher) release(ctx context.Context, c *store.ClaimedDelivery) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+// release gives up claims without an attempt. It runs when ctx may have
+// ended (shutdown), so it outlives ctx, for at most releaseTimeout.
+func (d *Dispatcher) release(ctx context.Context, list []*store.ClaimedDelivery) {
+	if len(list) == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	if err := d.DB.ReleaseDelivery(rctx, c); err != nil {
-		d.Log.Warn("webhook release", "delivery", c.ID, "err", err)
+	if err := d.DB.ReleaseDeliveries(rctx, list); err != nil {
+		d.Log.Warn("webhook release", "deliveries", len(list), "first", list[0].ID, "err", err)
 	}
 }
 
 // record stores the attempts the workers made, as many at a time as are
 // waiting, until results is closed.
-func (d *Dispatcher) record(results <-chan store.AttemptOutcome) {
+func (d *Dispatcher) record(ctx context.Context, results <-chan store.AttemptOutcome) {
 	const most = 128
-	ctx := context.Background()
 	batch := make([]store.AttemptOutcome, 0, most)
 	for o := range results {
 		batch = append(batch[:0], o)
@@ -477,57 +509,4 @@ func (d *Dispatcher) record(results <-chan store.AttemptOutcome) {
 			d.Wake()
 		}
 	}
-}
-
-// send posts the signed envelope once. No database work happens here.
-func (d *Dispatcher) send(ctx context.Context, c *store.ClaimedDelivery) store.AttemptResult {
-	start := time.Now()
-	res := store.AttemptResult{At: start}
-	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
-	defer cancel()
-	body := Envelope(c.Event, c.CreatedAt, c.Payload)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
-	if err != nil {
-		res.Err = "invalid request: " + describe(err)
-		return res
-	}
-	// Custom headers first: the service's own are set after them and so
-	// always win (validation already refuses overriding names).
-	for k, v := range c.Headers {
-		req.Header.Set(k, v)
-	}
-	h := req.Header
-	h.Set("Content-Type", "application/json")
-	h.Set("User-Agent", UserAgent)
-	h.Set("X-Service-Event", c.Event)
-	h.Set("X-Service-Delivery-ID", strconv.FormatInt(c.ID, 10))
-	if c.Secret != "" {
-		h.Set("X-Service-Signature", Sign(c.Secret, c.Payload))
-	}
-	resp, err := d.Client.Do(req)
-	if err != nil {
-		res.Duration = time.Since(start)
-		if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			res.Err = fmt.Sprintf("timeout after %s", c.Timeout)
-		} else {
-			res.Err = describe(err)
-		}
-		return res
-	}
-	// Drained (up to the cap) so the connection can be reused.
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBody))
-	resp.Body.Close()
-	res.Duration = time.Since(start)
-	res.Status = resp.StatusCode
-	return res
-}
-
-// describe keeps the cause of a transport error without the URL around it,
-// which may carry credentials in its user info or query.
-func describe(err error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	return err.Error()
 }

@@ -1,0 +1,98 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"service/store"
+)
+
+// UserAgent identifies deliveries to receivers.
+const UserAgent = "Service-Webhooks/1.0"
+
+// maxResponseBody caps how much of a receiver's answer is read: only the
+// status matters, and a huge or endless body must not hold a worker.
+const maxResponseBody = 64 << 10
+
+// NewClient returns the HTTP client deliveries use: every phase has a
+// timeout on the transport (the per-webhook timeout comes from the request
+// context), and redirects are not followed, so a 3xx is a failed attempt
+// and a receiver cannot bounce the signed payload to another host.
+func NewClient() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:                  http.ProxyFromEnvironment,
+			DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ResponseHeaderTimeout:  time.Duration(store.MaxWebhookTimeout) * time.Second,
+			ExpectContinueTimeout:  time.Second,
+			MaxIdleConns:           100,
+			MaxIdleConnsPerHost:    8,
+			IdleConnTimeout:        90 * time.Second,
+			MaxResponseHeaderBytes: 64 << 10,
+			ForceAttemptHTTP2:      true,
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// send posts the signed envelope once. No database work happens here.
+func (d *Dispatcher) send(ctx context.Context, c *store.ClaimedDelivery) store.AttemptResult {
+	start := time.Now()
+	res := store.AttemptResult{At: start}
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout)
+	defer cancel()
+	body := Envelope(c.Event, c.CreatedAt, c.Payload)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.URL, bytes.NewReader(body))
+	if err != nil {
+		res.Err = "invalid request: " + describe(err)
+		return res
+	}
+	// Custom headers first: the service's own are set after them and so
+	// always win (validation already refuses overriding names).
+	for k, v := range c.Headers {
+		req.Header.Set(k, v)
+	}
+	h := req.Header
+	h.Set("Content-Type", "application/json")
+	h.Set("User-Agent", UserAgent)
+	h.Set("X-Service-Event", c.Event)
+	h.Set("X-Service-Delivery-ID", strconv.FormatInt(c.ID, 10))
+	if c.Secret != "" {
+		h.Set("X-Service-Signature", Sign(c.Secret, c.Payload))
+	}
+	resp, err := d.Client.Do(req)
+	if err != nil {
+		res.Duration = time.Since(start)
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			res.Err = fmt.Sprintf("timeout after %s", c.Timeout)
+		} else {
+			res.Err = describe(err)
+		}
+		return res
+	}
+	// Drained (up to the cap) so the connection can be reused.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBody))
+	resp.Body.Close()
+	res.Duration = time.Since(start)
+	res.Status = resp.StatusCode
+	return res
+}
+
+// describe keeps the cause of a transport error without the URL around it,
+// which may carry credentials in its user info or query.
+func describe(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}
