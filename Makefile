@@ -3,7 +3,7 @@ BIN     ?= bin/service
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X service/cmd.Version=$(VERSION)
 
-.PHONY: build run test race bench load lint cover fuzz clean
+.PHONY: build run test race bench load lint cover fuzz clean sdk-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
@@ -19,6 +19,22 @@ test: lint
 	  echo "CGO_ENABLED=1 $(GO) test -count=1 -race ./..."; \
 	  CGO_ENABLED=1 $(GO) test -count=1 -race ./...; \
 	else echo "make test: no gcc, race detector run skipped"; fi
+	@$(MAKE) --no-print-directory sdk-test
+
+# The JavaScript SDK (sdk/js): types, unit tests, integration tests against
+# a binary built once here, the npm pack install test, and the headless
+# Chromium test of the example page (which skips itself without Chromium).
+sdk-test:
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+	  echo "*****************************************************************"; \
+	  echo "*** make test: node/npm not found: JavaScript SDK tests SKIPPED ***"; \
+	  echo "*****************************************************************"; \
+	  exit 0; fi; \
+	set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	CGO_ENABLED=0 $(GO) build -o "$$tmp/service" .; \
+	cd sdk/js; npm ci --no-audit --no-fund; \
+	npx tsc --noEmit -p tsconfig.json; \
+	SERVICE_BIN="$$tmp/service" node --test test/*.test.js
 
 race:
 	CGO_ENABLED=1 $(GO) test -count=1 -race ./...

@@ -55,13 +55,16 @@ func (s *Server) routes() *httprouter.Router {
 	rt := httprouter.New()
 	rt.RedirectTrailingSlash = false
 	rt.RedirectFixedPath = false
+	// OPTIONS is answered only on the SDK routes, by their CORS preflight
+	// handlers below; elsewhere it is 405 like any other unserved method.
 	rt.HandleOPTIONS = false
 	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeErrorCode(w, http.StatusNotFound, "NOT_FOUND", "no such route", nil)
 	})
 	rt.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The router always lists OPTIONS, which this API does not serve.
-		if allow := w.Header().Get("Allow"); allow != "" {
+		// The router always lists OPTIONS, which only SDK routes serve.
+		if h, _, _ := rt.Lookup(http.MethodOptions, r.URL.Path); h == nil && w.Header().Get("Allow") != "" {
+			allow := w.Header().Get("Allow")
 			w.Header().Set("Allow", strings.TrimSuffix(strings.ReplaceAll(allow+", ", "OPTIONS, ", ""), ", "))
 		}
 		writeErrorCode(w, http.StatusMethodNotAllowed, "INVALID_REQUEST", "method not allowed on this route", nil)
@@ -73,9 +76,21 @@ func (s *Server) routes() *httprouter.Router {
 
 	rt.Handler(http.MethodGet, "/healthz", http.HandlerFunc(s.handleHealthz))
 
+	// SDK routes also answer CORS preflights, registered once per path at
+	// the end with the path's SDK methods.
+	var corsPaths []string
+	corsMethods := map[string][]string{}
 	add := func(method, path string, a access, h http.HandlerFunc) {
+		hh := s.authorize(a, h)
+		if a == sdk {
+			hh = s.cors(hh)
+			if corsMethods[path] == nil {
+				corsPaths = append(corsPaths, path)
+			}
+			corsMethods[path] = append(corsMethods[path], method)
+		}
 		for _, prefix := range []string{"/v1", "/api/v1"} {
-			rt.Handler(method, prefix+path, s.authorize(a, h))
+			rt.Handler(method, prefix+path, hh)
 		}
 	}
 
@@ -108,6 +123,7 @@ func (s *Server) routes() *httprouter.Router {
 
 	// Events.
 	add("POST", "/apps/:appId/events", sdk, s.handleEventCreate)
+	add("POST", "/apps/:appId/events/batch", sdk, s.handleEventBatch) // up to 100, one result each
 	add("GET", "/apps/:appId/events", manage, s.handleEventList)
 
 	// Audiences, their members and checks, and the user profiles their
@@ -140,6 +156,12 @@ func (s *Server) routes() *httprouter.Router {
 	add("GET", "/content/:id/submissions", manage, s.handleContentSubmissions)
 	add("GET", "/apps/:appId/form-submissions", manage, s.handleFormSubmissionList)
 
+	for _, path := range corsPaths {
+		h := s.preflight(corsMethods[path])
+		for _, prefix := range []string{"/v1", "/api/v1"} {
+			rt.Handler(http.MethodOptions, prefix+path, h)
+		}
+	}
 	return rt
 }
 

@@ -36,8 +36,9 @@ type DB struct {
 	// views tagged with an older generation are stale.
 	gen atomic.Uint64
 
-	keys  sync.Map // [32]byte key hash -> cachedKey
-	cache *campaignCache
+	keys    sync.Map // [32]byte key hash -> cachedKey
+	origins sync.Map // app id -> cachedOrigins
+	cache   *campaignCache
 	// Prepared statements of the hot paths, per pool.
 	wstmts, rstmts *stmtCache
 	// assigned maps (campaign, user) to the variant; known marks users

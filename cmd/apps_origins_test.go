@@ -1,0 +1,56 @@
+package cmd_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"service/store"
+)
+
+func TestCLIAppsUpdateAllowedOrigins(t *testing.T) {
+	db := cliDB(t)
+	cliJSON(t, nil, "apps", "create", "--db", db, "--name", "N")
+	for _, tc := range []struct {
+		arg  string
+		want string
+	}{
+		{"https://a.example,https://b.example", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example","https://b.example"]}`},
+		{" HTTPS://A.example:8443/ , https://a.example:8443", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example:8443"]}`},
+		{"*", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["*"]}`},
+		{"http://localhost:3000", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["http://localhost:3000"]}`},
+	} {
+		r := cliRun(t, nil, "apps", "update", "--db", db, "--id", "1", "--allowed-origins", tc.arg)
+		if r.code != 0 {
+			t.Fatalf("%q: exit %d; stderr=%s", tc.arg, r.code, r.stderr)
+		}
+		if got, want := r.stdout, tc.want+"\n"; got != want {
+			t.Fatalf("%q: stdout=%q, want %q", tc.arg, got, want)
+		}
+	}
+	for _, args := range [][]string{
+		{"--id", "1", "--allowed-origins", ""},
+		{"--id", "1", "--allowed-origins", "a.example"},
+		{"--id", "1", "--allowed-origins", "ftp://a.example"},
+		{"--id", "1", "--allowed-origins", "https://a.example/path"},
+		{"--id", "1", "--allowed-origins", "https://a.example,https://"},
+		{"--id", "1"},
+		{"--id", "2", "--allowed-origins", "*"},
+		{"--allowed-origins", "*"},
+	} {
+		cliFail(t, nil, append([]string{"apps", "update", "--db", db}, args...)...)
+	}
+	// Failures changed nothing.
+	d, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	got, err := d.AllowedOrigins(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"http://localhost:3000"}; !slices.Equal(got, want) {
+		t.Fatalf("origins=%v, want %v", got, want)
+	}
+}

@@ -1,0 +1,186 @@
+// Types of the service's JavaScript SDK (src/index.js).
+
+export declare const VERSION: string;
+
+/** Most events the service accepts in one batch request. */
+export declare const MAX_BATCH: 100;
+
+/** An async key-value store: React Native's AsyncStorage has this shape. */
+export interface AsyncStorageLike {
+  getItem(key: string): Promise<string | null>;
+  setItem(key: string, value: string): Promise<void>;
+  removeItem(key: string): Promise<void>;
+}
+
+/** Why queued events were dropped. */
+export type DropReason = 'queue_full' | 'rejected';
+
+export interface ClientOptions {
+  /** A client key (sk_c_…) of the app. */
+  key: string;
+  appId: number;
+  /** Sent with form submissions and part of the storage namespace. Default "production". */
+  environment?: string;
+  /** The API base, with its version. Default "http://localhost:8080/v1". */
+  baseUrl?: string;
+  /** Default: localStorage in browsers, else an in-memory store. */
+  storage?: AsyncStorageLike;
+  /** A session id to use instead of the generated, stored one. */
+  sessionId?: string;
+  /** Milliseconds between background event sends; 0 turns them off. Default 5000. */
+  flushInterval?: number;
+  /** Events per batch request, at most 100. Default 100. */
+  maxBatchSize?: number;
+  /** Queued events kept at most; the oldest beyond are dropped (onDrop). Default 1000. */
+  maxQueueSize?: number;
+  /** Retries of a failed flush() before it gives up for now. Default 5. */
+  maxRetries?: number;
+  /** First retry delay in ms; doubles each retry, with jitter. Default 500. */
+  retryBase?: number;
+  /** Cap of a retry delay in ms. Default 30000. */
+  retryMax?: number;
+  /** Request timeout in ms. Default 10000. */
+  timeout?: number;
+  /** Replaces the global fetch (tests, custom transports). */
+  fetch?: typeof fetch;
+  /** Replaces Math.random for the retry jitter. */
+  random?: () => number;
+  /** Told of every failure the app did not await: background sends, storage, fallbacks. */
+  onError?: (error: ServiceError) => void;
+  /** Told of events that will never be sent, and why. */
+  onDrop?: (events: QueuedEvent[], reason: DropReason, error?: ServiceError) => void;
+}
+
+/** An error from the service, or from the SDK itself (status 0). */
+export declare class ServiceError extends Error {
+  constructor(code: string, message: string, init?: { status?: number; details?: Record<string, unknown>; retryAfter?: number; cause?: unknown });
+  readonly name: 'ServiceError';
+  /** The service's code (INVALID_REQUEST, NOT_FOUND, RATE_LIMIT_EXCEEDED, …) or NETWORK_ERROR, TIMEOUT, INVALID_ARGUMENT, CLIENT_CLOSED, STORAGE_ERROR, EVENTS_DROPPED. */
+  code: string;
+  /** The HTTP status; 0 when no answer came. */
+  status: number;
+  /** The service's details, e.g. { fields: { "data.email": "is required" } }. */
+  details: Record<string, any>;
+  /** Milliseconds the service asked to wait (429). */
+  retryAfter?: number;
+  /** Whether the same request may succeed later. */
+  readonly retryable: boolean;
+}
+
+export type ContentItem =
+  | { type: 'text'; content: string; styles?: Record<string, string | number> }
+  | { type: 'heading'; content: string; styles?: Record<string, string | number> }
+  | { type: 'image'; url: string; alt?: string; styles?: Record<string, string | number> }
+  | { type: 'button'; label: string; url?: string; styles?: Record<string, string | number> }
+  | { type: 'form'; fields: FormField[]; submitLabel?: string; successMessage?: string; styles?: Record<string, string | number> };
+
+export interface FormField {
+  name: string;
+  type: 'text' | 'email' | 'number' | 'textarea' | 'checkbox' | 'select';
+  label?: string;
+  required?: boolean;
+  options?: string[];
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+}
+
+export interface ContentView {
+  id: number;
+  name: string;
+  status: string;
+  items: ContentItem[];
+  [key: string]: unknown;
+}
+
+export interface AssignedVariant {
+  campaignId: number;
+  variantId: number;
+  variantName: string;
+  contentViewId: number;
+  contentView: ContentView;
+  impressionRecorded: boolean;
+}
+
+export interface UnassignedVariant {
+  campaignId: number;
+  variantId: null;
+  reason: 'campaign_not_active' | 'not_in_audience' | string;
+}
+
+export type VariantAnswer = AssignedVariant | UnassignedVariant;
+
+export interface UserOptions {
+  userId?: string;
+  /** Default: the client's session id. */
+  sessionId?: string;
+}
+
+export interface VariantOptions extends UserOptions {
+  attributes?: Record<string, unknown>;
+}
+
+export interface TrackOptions extends UserOptions {
+  metadata?: Record<string, unknown>;
+  /** Idempotency key; generated when not given. */
+  logId?: string;
+}
+
+export interface QueuedEvent {
+  eventId: string;
+  logId: string;
+  userId?: string;
+  sessionId?: string;
+  metadata?: Record<string, unknown>;
+}
+
+export interface FlushResult {
+  /** Events the service stored (or had already stored). */
+  sent: number;
+  /** Events refused and dropped (see onDrop). */
+  dropped: number;
+  /** Events still queued after a failure that may pass later. */
+  pending: number;
+}
+
+export interface FormSubmission {
+  success: true;
+  formSubmissionId: number;
+  submittedAt: string;
+}
+
+export interface RenderOptions {
+  client?: Client;
+  userId?: string;
+  sessionId?: string;
+  /** For an items array, the block whose form is submitted. */
+  contentViewId?: number;
+  document?: Document;
+  onSubmit?: (answer: FormSubmission) => void;
+  onButtonClick?: (item: ContentItem, event: Event) => void;
+}
+
+/** What renderContent accepts: a content block, a variant answer, or items. */
+export type Renderable = ContentView | AssignedVariant | ContentItem[];
+
+export interface Client {
+  readonly appId: number;
+  readonly environment: string;
+  /** The session id in use, once the client has loaded it (after the first call). */
+  readonly sessionId: string | null;
+  readonly queueSize: number;
+  getVariant(campaignId: number, options?: VariantOptions): Promise<VariantAnswer>;
+  getVariants(options?: VariantOptions): Promise<{ data: AssignedVariant[] }>;
+  identify(userId: string, attributes?: Record<string, unknown>): Promise<unknown>;
+  track(eventId: string, options?: TrackOptions): Promise<{ logId: string }>;
+  getContent(contentViewId: number): Promise<ContentView>;
+  submitForm(contentViewId: number, data: Record<string, unknown>, options?: UserOptions): Promise<FormSubmission>;
+  flush(): Promise<FlushResult>;
+  close(): Promise<void>;
+  renderContent<E extends Element>(block: Renderable, element: E, options?: Omit<RenderOptions, 'client'>): E;
+}
+
+export declare function createClient(options: ClientOptions): Client;
+export declare function memoryStorage(): AsyncStorageLike;
+export declare function backoffDelay(attempt: number, base?: number, max?: number, random?: () => number): number;
+export declare function renderContent<E extends Element>(block: Renderable, element: E, options?: RenderOptions): E;

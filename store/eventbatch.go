@@ -1,0 +1,49 @@
+package store
+
+import "context"
+
+// MaxEventBatch is the most events one batch request may carry.
+const MaxEventBatch = 100
+
+// LogEvents stores a batch of validated events, with their conversions, in
+// one transaction of the shared group commit, and returns one result per
+// event in order. Each event follows LogEvent's rules: a logId seen before,
+// in an earlier request or earlier in the same batch, stores nothing and
+// answers the first event. Callers validate each event first (Validate) and
+// pass only the valid ones.
+func (db *DB) LogEvents(ctx context.Context, appID int64, ins []*EventInput) ([]*EventResult, error) {
+	for _, in := range ins {
+		if err := in.Validate(); err != nil {
+			return nil, err
+		}
+	}
+	active, err := db.activeCampaigns(ctx, appID)
+	if err != nil {
+		return nil, err
+	}
+	goals := make([][]*liveCampaign, len(ins))
+	res := make([]*EventResult, len(ins))
+	for i, in := range ins {
+		for _, lc := range active {
+			if lc.goal == in.EventID {
+				goals[i] = append(goals[i], lc)
+			}
+		}
+		res[i] = &EventResult{Success: true, EventID: in.EventID}
+	}
+	if len(ins) == 0 {
+		return res, nil
+	}
+	err = db.batch.do(ctx, func(tx *Tx) error {
+		for i, in := range ins {
+			if err := tx.logEvent(appID, in, goals[i], res[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
