@@ -220,7 +220,12 @@ func (d *Dashboard) handleWebhookSave(w http.ResponseWriter, r *req) {
 			return
 		}
 	}
-	d.renderWebhook(w, r, hook, http.StatusUnprocessableEntity, func(v *view, data *webhookData) {
+	status := http.StatusUnprocessableEntity
+	if err == nil && len(errs) == 0 {
+		status = http.StatusOK
+		hook, _ = d.DB.FindWebhookByID(r.Context(), r.App.ID, hook.ID)
+	}
+	d.renderWebhook(w, r, hook, status, func(v *view, data *webhookData) {
 		data.Form = f
 		for k, e := range errs {
 			v.Errors[k] = e
