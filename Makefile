@@ -13,7 +13,11 @@ run:
 
 # The whole suite, then the whole suite again under the race detector,
 # which needs a C compiler (cgo); without one the race run is skipped, loudly.
+# The dashboard's browser tests need Chromium; without it they are skipped, loudly.
 test: lint
+	@if command -v chromium >/dev/null 2>&1 || [ -n "$$CHROMIUM" ]; then \
+	  echo "make test: dashboard browser tests run in headless Chromium; screenshots in $${DASHBOARD_SCREENSHOTS:-$${TMPDIR:-/tmp}/service-dashboard-screenshots}"; \
+	else echo "!!! make test: chromium not found: the dashboard browser tests will be SKIPPED (apt-get install chromium) !!!"; fi
 	$(GO) test -count=1 ./...
 	@if command -v gcc >/dev/null 2>&1; then \
 	  echo "CGO_ENABLED=1 $(GO) test -count=1 -race ./..."; \

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sync/errgroup"
 
+	"service/dashboard"
 	"service/handlers"
 	"service/store"
 )
@@ -90,12 +91,16 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 
 	srv := handlers.New(db, log)
 	srv.WebhookTimeout = c.WebhookTimeout
+	// The dashboard answers at / and its own paths; everything else,
+	// /v1, /api/v1 and /healthz included, reaches the API unchanged.
+	dash := dashboard.New(db, log)
+	dash.WebhookTimeout = c.WebhookTimeout
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return err
 	}
 	hs := &http.Server{
-		Handler:           srv,
+		Handler:           dashboard.Mount(srv, dash),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -132,6 +137,9 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	log.Info("serving", "addr", ln.Addr().String(), "db", c.DB, "version", Version)
+	if err := dash.AnnounceSetup(ctx, ln.Addr().String()); err != nil {
+		log.Error("dashboard setup link", "err", err)
+	}
 	logs.Flush() // whoever waits for this line should not wait for the ticker
 	if ready != nil {
 		ready(ln.Addr().String())

@@ -1,0 +1,136 @@
+package cmd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"service/store"
+)
+
+// newUsersCmd manages the people who sign in to the dashboard. Passwords
+// are read from stdin or a file, never from a flag: flags end up in shell
+// history and in every process listing.
+func newUsersCmd() *cobra.Command {
+	users := &cobra.Command{Use: "users", Short: "Manage dashboard users"}
+
+	create := &cobra.Command{
+		Use:   "create",
+		Short: "Create a dashboard user; the password is read from stdin or --password-file",
+		Args:  cobra.NoArgs,
+	}
+	db := addDBFlag(create)
+	email := create.Flags().String("email", "", "the user's email, used to sign in (required)")
+	pwFile := create.Flags().String("password-file", "", "read the password from the first line of this file instead of stdin")
+	create.RunE = func(cmd *cobra.Command, args []string) error {
+		if *email == "" {
+			return errors.New("--email is required")
+		}
+		password, err := readPassword(cmd, *pwFile)
+		if err != nil {
+			return err
+		}
+		d, err := openDB(cmd, *db)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		u, err := d.CreateDashboardUser(cmd.Context(), *email, password)
+		if err != nil {
+			return fieldsError(err)
+		}
+		return printJSON(cmd, u)
+	}
+
+	list := &cobra.Command{Use: "list", Short: "List dashboard users as JSON", Args: cobra.NoArgs}
+	listDB := addDBFlag(list)
+	list.RunE = func(cmd *cobra.Command, args []string) error {
+		d, err := openDB(cmd, *listDB)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		us, err := d.FindDashboardUsers(cmd.Context())
+		if err != nil {
+			return err
+		}
+		return printJSON(cmd, map[string]any{"data": us})
+	}
+
+	del := &cobra.Command{Use: "delete", Short: "Delete a dashboard user and sign out their sessions", Args: cobra.NoArgs}
+	delDB := addDBFlag(del)
+	delEmail := del.Flags().String("email", "", "the user's email (required)")
+	del.RunE = func(cmd *cobra.Command, args []string) error {
+		if *delEmail == "" {
+			return errors.New("--email is required")
+		}
+		d, err := openDB(cmd, *delDB)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if err := d.DeleteDashboardUser(cmd.Context(), *delEmail); err != nil {
+			return err
+		}
+		return printJSON(cmd, map[string]any{"deleted": true, "email": *delEmail})
+	}
+
+	users.AddCommand(create, list, del)
+	return users
+}
+
+// readPassword reads the first line of --password-file, or of stdin. A
+// prompt goes to stderr only when stdin is a terminal.
+func readPassword(cmd *cobra.Command, file string) (string, error) {
+	var r io.Reader = cmd.InOrStdin()
+	if file != "" {
+		f, err := os.Open(file)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		r = f
+	} else if f, ok := r.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			fmt.Fprint(cmd.ErrOrStderr(), "Password (the input is shown; prefer --password-file or a pipe): ")
+		}
+	}
+	line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	line = strings.TrimRight(line, "\r\n")
+	if line == "" {
+		return "", errors.New("no password given: pipe it on stdin or name a --password-file")
+	}
+	return line, nil
+}
+
+// fieldsError spells out a validation error's fields for a terminal:
+// "request has invalid fields" alone does not say what to fix.
+func fieldsError(err error) error {
+	var e *store.Error
+	if !errors.As(err, &e) {
+		return err
+	}
+	fields, _ := e.Details["fields"].(map[string]any)
+	if len(fields) == 0 {
+		return err
+	}
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %v", k, fields[k])
+	}
+	return errors.New(strings.Join(parts, "; "))
+}

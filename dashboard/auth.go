@@ -1,0 +1,275 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"service/store"
+)
+
+// Sign-in throttle: failures counted per email and per client address over
+// a window. An address gets more tries than an email because several
+// people may share one (an office behind NAT).
+const (
+	throttleWindow   = 15 * time.Minute
+	maxEmailFailures = 5
+	maxAddrFailures  = 20
+	maxThrottleKeys  = 100_000
+)
+
+type throttle struct {
+	mu   sync.Mutex
+	fail map[string]*failures
+}
+
+type failures struct {
+	n     int
+	first time.Time
+}
+
+func newThrottle() *throttle { return &throttle{fail: map[string]*failures{}} }
+
+// blocked returns how long until key may try again, or 0.
+func (t *throttle) blocked(key string, limit int, now time.Time) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.fail[key]
+	if f == nil || now.Sub(f.first) >= throttleWindow {
+		return 0
+	}
+	if f.n >= limit {
+		return throttleWindow - now.Sub(f.first)
+	}
+	return 0
+}
+
+func (t *throttle) failed(key string, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.fail) >= maxThrottleKeys {
+		// Bounded memory whatever an attacker sends: forget stale windows,
+		// and if that is not enough, everything.
+		for k, f := range t.fail {
+			if now.Sub(f.first) >= throttleWindow {
+				delete(t.fail, k)
+			}
+		}
+		if len(t.fail) >= maxThrottleKeys {
+			clear(t.fail)
+		}
+	}
+	f := t.fail[key]
+	if f == nil || now.Sub(f.first) >= throttleWindow {
+		f = &failures{first: now}
+		t.fail[key] = f
+	}
+	f.n++
+}
+
+func (t *throttle) reset(key string) {
+	t.mu.Lock()
+	delete(t.fail, key)
+	t.mu.Unlock()
+}
+
+// AnnounceSetup logs a one-time setup link while no dashboard user exists.
+// addr is the address serve listens on.
+func (d *Dashboard) AnnounceSetup(ctx context.Context, addr string) error {
+	token, err := d.DB.CreateSetupToken(ctx)
+	if err != nil || token == "" {
+		return err
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	d.Log.Warn("no dashboard user yet: open this link once to create the first one (or run: service users create)",
+		"setupURL", "http://"+net.JoinHostPort(host, port)+"/setup?token="+token)
+	return nil
+}
+
+func (d *Dashboard) handleRoot(w http.ResponseWriter, r *http.Request) {
+	if d.session(r) != nil {
+		http.Redirect(w, r, "/apps", http.StatusSeeOther)
+		return
+	}
+	http.Redirect(w, r, "/signin", http.StatusSeeOther)
+}
+
+// preToken returns the signed-out forms' CSRF token, setting its cookie
+// when the browser has none. The form must echo the cookie (double
+// submit): another site can make a browser post, but cannot read the
+// cookie to put its value in the form.
+func preToken(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(preCookie); err == nil && len(c.Value) >= 32 {
+		return c.Value
+	}
+	b := make([]byte, 24)
+	rand.Read(b)
+	tok := base64.RawURLEncoding.EncodeToString(b)
+	http.SetCookie(w, &http.Cookie{Name: preCookie, Value: tok, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	return tok
+}
+
+// checkPreForm parses a signed-out form and checks its CSRF token.
+func (d *Dashboard) checkPreForm(w http.ResponseWriter, r *http.Request) bool {
+	w.Header().Set("Cache-Control", "no-store")
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if err := r.ParseForm(); err != nil {
+		d.render(w, r, http.StatusBadRequest, "message", &view{Title: "Bad request", Error: "The form could not be read."})
+		return false
+	}
+	c, err := r.Cookie(preCookie)
+	if err != nil || !sameToken(r.PostFormValue("csrf"), c.Value) {
+		d.render(w, r, http.StatusForbidden, "message", &view{Title: "Refused",
+			Error: "This form has expired or did not come from this dashboard. Reload the page and try again."})
+		return false
+	}
+	return true
+}
+
+// authView is the data of the sign-in and setup pages.
+type authView struct {
+	CSRF, Token, Next string
+	NoUsers           bool
+}
+
+func (d *Dashboard) handleSetupForm(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	token := r.URL.Query().Get("token")
+	if err := d.DB.CheckSetupToken(r.Context(), token); err != nil {
+		d.setupRefused(w, r, err)
+		return
+	}
+	d.render(w, r, http.StatusOK, "setup", &view{Title: "Create the first user", Data: authView{CSRF: preToken(w, r), Token: token}})
+}
+
+func (d *Dashboard) setupRefused(w http.ResponseWriter, r *http.Request, err error) {
+	if store.ErrorCode(err) == store.ENOTFOUND {
+		d.render(w, r, http.StatusNotFound, "message", &view{Title: "Setup link used",
+			Error: "This setup link is invalid or has already been used. Sign in, or create a user with: service users create"})
+		return
+	}
+	d.Log.Error("setup", "err", err)
+	d.render(w, r, http.StatusInternalServerError, "message", &view{Title: "Error", Error: "Something went wrong on the server. It has been logged."})
+}
+
+func (d *Dashboard) handleSetup(w http.ResponseWriter, r *http.Request) {
+	if !d.checkPreForm(w, r) {
+		return
+	}
+	token, email, password := r.PostFormValue("token"), r.PostFormValue("email"), r.PostFormValue("password")
+	v := &view{Title: "Create the first user", Errors: map[string]string{}, Form: r.PostForm,
+		Data: authView{CSRF: preToken(w, r), Token: token}}
+	if password != r.PostFormValue("confirm") {
+		v.Errors["confirm"] = "does not match the password"
+		d.render(w, r, http.StatusUnprocessableEntity, "setup", v)
+		return
+	}
+	u, err := d.DB.CompleteSetup(r.Context(), token, email, password)
+	if err != nil {
+		if store.ErrorCode(err) == store.EINVALID && formErrors(v, err) {
+			d.render(w, r, http.StatusUnprocessableEntity, "setup", v)
+			return
+		}
+		d.setupRefused(w, r, err)
+		return
+	}
+	d.Log.Info("dashboard user created through the setup link", "email", u.Email)
+	d.startSession(w, r, u.ID, "/apps")
+}
+
+func (d *Dashboard) handleSignInForm(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if d.session(r) != nil {
+		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
+		return
+	}
+	v := &view{Title: "Sign in", Data: d.signInData(w, r, r.URL.Query().Get("next"))}
+	if n := notices[r.URL.Query().Get("notice")]; n != "" {
+		v.Notice = n
+	}
+	d.render(w, r, http.StatusOK, "signin", v)
+}
+
+func (d *Dashboard) signInData(w http.ResponseWriter, r *http.Request, next string) authView {
+	users, err := d.DB.FindDashboardUsers(r.Context())
+	return authView{CSRF: preToken(w, r), Next: next, NoUsers: err == nil && len(users) == 0}
+}
+
+func (d *Dashboard) handleSignIn(w http.ResponseWriter, r *http.Request) {
+	if !d.checkPreForm(w, r) {
+		return
+	}
+	email, password := strings.TrimSpace(r.PostFormValue("email")), r.PostFormValue("password")
+	next := r.PostFormValue("next")
+	v := &view{Title: "Sign in", Errors: map[string]string{}, Form: r.PostForm, Data: d.signInData(w, r, next)}
+	now := d.Now()
+	emailKey, addrKey := "email:"+strings.ToLower(email), "addr:"+clientAddr(r)
+	wait := max(d.throttle.blocked(emailKey, maxEmailFailures, now), d.throttle.blocked(addrKey, maxAddrFailures, now))
+	if wait > 0 {
+		minutes := int((wait + time.Minute - 1) / time.Minute)
+		v.Error = "Too many failed sign-ins. Try again in " + strconv.Itoa(minutes) + " minute(s)."
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+		d.render(w, r, http.StatusTooManyRequests, "signin", v)
+		return
+	}
+	u, err := d.DB.AuthenticateDashboardUser(r.Context(), email, password)
+	if err != nil {
+		if err != store.ErrBadCredentials {
+			d.Log.Error("sign in", "err", err)
+		}
+		d.throttle.failed(emailKey, now)
+		d.throttle.failed(addrKey, now)
+		d.Log.Warn("dashboard sign-in failed", "email", email, "addr", clientAddr(r))
+		v.Error = "Wrong email or password."
+		d.render(w, r, http.StatusUnauthorized, "signin", v)
+		return
+	}
+	d.throttle.reset(emailKey)
+	d.startSession(w, r, u.ID, safeNext(next))
+}
+
+// safeNext keeps a post-sign-in redirect on this site: a path, never a
+// URL of another host ("//evil.example" included).
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || !IsDashboardPath(strings.SplitN(next, "?", 2)[0]) {
+		return "/apps"
+	}
+	return next
+}
+
+func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, userID int64, to string) {
+	token, s, err := d.DB.CreateDashboardSession(r.Context(), userID, d.SessionTTL)
+	if err != nil {
+		d.Log.Error("create session", "err", err)
+		d.render(w, r, http.StatusInternalServerError, "message", &view{Title: "Error", Error: "Something went wrong on the server. It has been logged."})
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, Expires: s.ExpiresAt, MaxAge: int(d.SessionTTL.Seconds())})
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+func (d *Dashboard) handleSignOut(w http.ResponseWriter, r *req) {
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		if err := d.DB.DeleteDashboardSession(r.Context(), c.Value); err != nil {
+			d.fail(w, r, err)
+			return
+		}
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, MaxAge: -1})
+	http.Redirect(w, r.Request, "/signin?notice=signed_out", http.StatusSeeOther)
+}

@@ -1,0 +1,203 @@
+package dashboard_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSetupLink(t *testing.T) {
+	e := newEnv(t)
+	token, err := e.db.CreateSetupToken(e.ctx)
+	if err != nil || token == "" {
+		t.Fatalf("token=%q, %v", token, err)
+	}
+	b := e.browser()
+
+	t.Run("WrongTokenIs404", func(t *testing.T) {
+		wantStatus(t, b.get("/setup?token=nope"), http.StatusNotFound)
+	})
+	form := b.get("/setup?token=" + token)
+	wantStatus(t, form, http.StatusOK)
+	csrf := csrfOf(t, form.body)
+	send := func(v url.Values) page {
+		v.Set("token", token)
+		return b.do("POST", "/setup", v)
+	}
+	t.Run("CSRFRefused", func(t *testing.T) {
+		wantStatus(t, send(url.Values{"email": {testEmail}, "password": {testPassword}, "confirm": {testPassword}}), http.StatusForbidden)
+		wantStatus(t, send(url.Values{"csrf": {"forged-token-forged-token-forged-token"}, "email": {testEmail},
+			"password": {testPassword}, "confirm": {testPassword}}), http.StatusForbidden)
+	})
+	t.Run("ErrorsBesideFields", func(t *testing.T) {
+		p := send(url.Values{"csrf": {csrf}, "email": {testEmail}, "password": {testPassword}, "confirm": {"other"}})
+		wantStatus(t, p, http.StatusUnprocessableEntity)
+		if !errBeside(p.body, "confirm", "does not match") {
+			t.Fatalf("no error beside confirm:\n%s", p.body)
+		}
+		p = send(url.Values{"csrf": {csrf}, "email": {"not-an-email"}, "password": {"short"}, "confirm": {"short"}})
+		wantStatus(t, p, http.StatusUnprocessableEntity)
+		if !errBeside(p.body, "email", "must be an email address") || !errBeside(p.body, "password", "must be at least 10") {
+			t.Fatalf("no errors beside email and password:\n%s", p.body)
+		}
+	})
+	p := send(url.Values{"csrf": {csrf}, "email": {testEmail}, "password": {testPassword}, "confirm": {testPassword}})
+	wantStatus(t, p, http.StatusSeeOther)
+	if loc := p.header.Get("Location"); loc != "/apps" {
+		t.Fatalf("Location=%q", loc)
+	}
+	t.Run("SessionCookie", func(t *testing.T) {
+		var c *http.Cookie
+		for _, raw := range p.header.Values("Set-Cookie") {
+			if strings.HasPrefix(raw, "service_session=") {
+				c, _ = http.ParseSetCookie(raw)
+			}
+		}
+		if c == nil || !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Secure || len(c.Value) < 40 || c.MaxAge <= 0 {
+			t.Fatalf("session cookie=%+v", c)
+		}
+	})
+	wantStatus(t, b.get("/apps"), http.StatusOK)
+	t.Run("LinkWorksOnce", func(t *testing.T) {
+		wantStatus(t, e.browser().get("/setup?token="+token), http.StatusNotFound)
+		wantStatus(t, send(url.Values{"csrf": {csrf}, "email": {"bob@example.com"}, "password": {testPassword}, "confirm": {testPassword}}), http.StatusNotFound)
+		users, _ := e.db.FindDashboardUsers(e.ctx)
+		if len(users) != 1 {
+			t.Fatalf("users=%d, want 1", len(users))
+		}
+	})
+}
+
+func TestAnnounceSetup(t *testing.T) {
+	e := newEnv(t)
+	if err := e.d.AnnounceSetup(e.ctx, "[::]:8080"); err != nil {
+		t.Fatal(err)
+	}
+	// A second announcement replaces the first link; a user ends them.
+	e.withUser()
+	token, err := e.db.CreateSetupToken(e.ctx)
+	if err != nil || token != "" {
+		t.Fatalf("token with a user=%q, %v", token, err)
+	}
+}
+
+func TestSignIn(t *testing.T) {
+	e := newEnv(t).withUser()
+
+	t.Run("RequiredForPages", func(t *testing.T) {
+		p := e.browser().get("/apps")
+		wantStatus(t, p, http.StatusSeeOther)
+		if loc := p.header.Get("Location"); loc != "/signin?next=%2Fapps" {
+			t.Fatalf("Location=%q", loc)
+		}
+	})
+	t.Run("CSRFRefused", func(t *testing.T) {
+		b := e.browser()
+		b.get("/signin")
+		wantStatus(t, b.do("POST", "/signin", url.Values{"email": {testEmail}, "password": {testPassword}}), http.StatusForbidden)
+		// A token from another browser does not match this one's cookie.
+		other := e.browser()
+		tok := csrfOf(t, other.get("/signin").body)
+		wantStatus(t, b.do("POST", "/signin", url.Values{"csrf": {tok}, "email": {testEmail}, "password": {testPassword}}), http.StatusForbidden)
+	})
+	t.Run("WrongPassword", func(t *testing.T) {
+		b := e.browser()
+		p := b.signIn(testEmail, "not the password")
+		wantStatus(t, p, http.StatusUnauthorized)
+		wantContains(t, p, "Wrong email or password.")
+	})
+	t.Run("NextStaysOnSite", func(t *testing.T) {
+		for next, want := range map[string]string{"/apps/1/content": "/apps/1/content", "//evil.example/x": "/apps",
+			"https://evil.example": "/apps", "/v1/apps": "/apps", `/\evil.example`: "/apps"} {
+			b := e.browser()
+			tok := csrfOf(t, b.get("/signin").body)
+			p := b.do("POST", "/signin", url.Values{"csrf": {tok}, "email": {testEmail}, "password": {testPassword}, "next": {next}})
+			if loc := p.header.Get("Location"); loc != want {
+				t.Errorf("next=%q: Location=%q, want %q", next, loc, want)
+			}
+		}
+	})
+	t.Run("SignOut", func(t *testing.T) {
+		b := e.signedIn()
+		var cookie string
+		u, _ := url.Parse(e.srv.URL)
+		for _, c := range b.c.Jar.Cookies(u) {
+			if c.Name == "service_session" {
+				cookie = c.Value
+			}
+		}
+		wantStatus(t, b.do("POST", "/signout", url.Values{}), http.StatusForbidden)
+		wantStatus(t, b.post("/signout", nil), http.StatusSeeOther)
+		wantStatus(t, b.get("/apps"), http.StatusSeeOther)
+		// The token itself is dead, not just the browser's copy.
+		if _, err := e.db.FindDashboardSession(e.ctx, cookie); err == nil {
+			t.Fatal("session still live after sign-out")
+		}
+	})
+	t.Run("Expires", func(t *testing.T) {
+		b := e.signedIn()
+		wantStatus(t, b.get("/apps"), http.StatusOK)
+		defer func() { e.db.Now = time.Now }()
+		e.db.Now = func() time.Time { return time.Now().Add(e.d.SessionTTL + time.Minute) }
+		wantStatus(t, b.get("/apps"), http.StatusSeeOther)
+	})
+}
+
+func TestSignInThrottle(t *testing.T) {
+	e := newEnv(t).withUser()
+	b := e.browser()
+	for i := 0; i < 5; i++ {
+		wantStatus(t, b.signIn(testEmail, "wrong password"), http.StatusUnauthorized)
+	}
+	// Throttled: even the right password is refused until the window ends.
+	p := b.signIn(testEmail, testPassword)
+	wantStatus(t, p, http.StatusTooManyRequests)
+	wantContains(t, p, "Too many failed sign-ins")
+	if p.header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+	e.now = e.now.Add(16 * time.Minute)
+	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusSeeOther)
+
+	t.Run("PerAddress", func(t *testing.T) {
+		// Every test request comes from 127.0.0.1: spreading failures over
+		// many emails still trips the address's limit.
+		b := e.browser()
+		for i := 0; i < 20; i++ {
+			wantStatus(t, b.signIn("user"+string(rune('a'+i))+"@example.com", "wrong password"), http.StatusUnauthorized)
+		}
+		wantStatus(t, b.signIn(testEmail, testPassword), http.StatusTooManyRequests)
+	})
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	e := newEnv(t)
+	b := e.signedIn()
+	for _, path := range []string{"/signin", "/apps", "/static/app.css", "/apps/999/content"} {
+		p := b.get(path)
+		h := p.header
+		csp := h.Get("Content-Security-Policy")
+		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("%s: CSP=%q", path, csp)
+		}
+		if h.Get("X-Frame-Options") != "DENY" || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: headers=%v", path, h)
+		}
+		if strings.Contains(p.body, "<script>") || strings.Contains(p.body, " onclick=") || strings.Contains(p.body, "style=") {
+			t.Errorf("%s: inline script or style in page", path)
+		}
+	}
+}
+
+func TestAPIUnchanged(t *testing.T) {
+	e := newEnv(t)
+	b := e.browser()
+	for path, want := range map[string]int{"/healthz": 200, "/v1/apps/1/content": 401, "/api/v1/apps/1/content": 401, "/v1/nope": 404, "/metrics-or-other": 404} {
+		p := b.get(path)
+		if p.status != want || !strings.HasPrefix(p.header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s: status=%d type=%q, want %d JSON", path, p.status, p.header.Get("Content-Type"), want)
+		}
+	}
+}

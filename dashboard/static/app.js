@@ -1,0 +1,133 @@
+// The dashboard's only script. Every page works without it; with it, the
+// app switcher follows the selection, copy buttons copy, and the content
+// preview follows the editor as you type. Text is only ever set through
+// textContent and attributes, never parsed as HTML.
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+
+  document.addEventListener("change", function (e) {
+    var el = e.target;
+    if (el.matches && el.matches("select[data-autosubmit]") && el.form) {
+      el.form.submit();
+    }
+  });
+
+  document.addEventListener("click", function (e) {
+    var btn = e.target.closest && e.target.closest("[data-copy]");
+    if (!btn) return;
+    var src = document.getElementById(btn.getAttribute("data-copy"));
+    if (!src) return;
+    src.select();
+    var done = function () {
+      btn.textContent = "Copied";
+      setTimeout(function () { btn.textContent = "Copy"; }, 1500);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(src.value).then(done, function () { document.execCommand("copy"); done(); });
+    } else {
+      document.execCommand("copy");
+      done();
+    }
+  });
+
+  var editor = document.getElementById("editor");
+  var preview = document.getElementById("preview");
+  if (!editor || !preview) return;
+
+  function el(tag, cls, text) {
+    var n = document.createElement(tag);
+    if (cls) n.className = cls;
+    if (text !== undefined) n.textContent = text;
+    return n;
+  }
+  function val(scope, key) {
+    var n = scope.querySelector("[data-k='" + key + "']");
+    return n ? n.value : "";
+  }
+  // Only links an app would follow: http(s) or a path, as the API allows.
+  function safeURL(u) {
+    return /^(https?:\/\/|\/)/i.test(u) ? u : "#";
+  }
+  function applyStyles(node, item) {
+    var input = item.querySelector("input[name$='.styles']");
+    if (!input || !input.value.trim()) return;
+    try {
+      var st = JSON.parse(input.value);
+      for (var k in st) {
+        if (Object.prototype.hasOwnProperty.call(st, k) && typeof st[k] !== "object") {
+          node.style.setProperty(k.replace(/[A-Z]/g, function (c) { return "-" + c.toLowerCase(); }), String(st[k]));
+        }
+      }
+    } catch (_) { /* shown as a field error on save */ }
+  }
+
+  function field(row) {
+    var get = function (k) { var n = row.querySelector("[data-f='" + k + "']"); return n ? n : {}; };
+    var type = get("type").value || "text";
+    var name = get("name").value;
+    var label = get("label").value || name;
+    var wrap = el("label", "pv-field");
+    if (type === "checkbox") {
+      var cb = el("input"); cb.type = "checkbox";
+      wrap.appendChild(cb);
+      wrap.appendChild(document.createTextNode(" " + label));
+      return wrap;
+    }
+    wrap.appendChild(el("span", "", label + (get("required").checked ? " *" : "")));
+    var input;
+    if (type === "textarea") {
+      input = el("textarea");
+    } else if (type === "select") {
+      input = el("select");
+      (get("options").value || "").split(",").forEach(function (o) {
+        o = o.trim();
+        if (o) input.appendChild(el("option", "", o));
+      });
+    } else {
+      input = el("input"); input.type = type;
+    }
+    wrap.appendChild(input);
+    return wrap;
+  }
+
+  function render() {
+    var root = el("div", "pv");
+    var items = editor.querySelectorAll("[data-item]");
+    items.forEach(function (item) {
+      var type = item.getAttribute("data-type");
+      var node = null;
+      if (type === "heading") {
+        node = el("h2", "pv-heading", val(item, "content"));
+      } else if (type === "text") {
+        node = el("p", "pv-text", val(item, "content"));
+      } else if (type === "image") {
+        if (val(item, "url")) {
+          node = el("img", "pv-image");
+          node.src = safeURL(val(item, "url"));
+          node.alt = val(item, "alt");
+        }
+      } else if (type === "button") {
+        node = el("a", "pv-button", val(item, "label"));
+        node.href = safeURL(val(item, "url"));
+        node.rel = "noopener";
+      } else if (type === "form") {
+        node = el("fieldset", "pv-form");
+        node.disabled = true;
+        item.querySelectorAll("[data-field]").forEach(function (row) { node.appendChild(field(row)); });
+        var submit = el("button", "pv-submit", val(item, "submitLabel") || "Submit");
+        submit.type = "button";
+        node.appendChild(submit);
+      }
+      if (node) {
+        applyStyles(node, item);
+        root.appendChild(node);
+      }
+    });
+    if (!items.length) root.appendChild(el("p", "muted", "No items yet."));
+    preview.replaceChildren(root);
+  }
+
+  editor.addEventListener("input", render);
+  editor.addEventListener("change", render);
+})();

@@ -1,0 +1,105 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"html/template"
+	"io/fs"
+	"path"
+	"strings"
+	"time"
+
+	"service/store"
+)
+
+// funcs are the helpers templates may call. None returns template.HTML:
+// everything a page shows goes through html/template's escaping.
+var funcs = template.FuncMap{
+	// err returns the reason for exactly this field path.
+	"err": func(errs map[string]string, path string) string { return errs[path] },
+	// errUnder returns the first reason for path or anything inside it
+	// (events[2] is shown beside events).
+	"errUnder": func(errs map[string]string, p string) string {
+		if e := errs[p]; e != "" {
+			return e
+		}
+		best := ""
+		for k := range errs {
+			if (strings.HasPrefix(k, p+".") || strings.HasPrefix(k, p+"[")) && (best == "" || k < best) {
+				best = k
+			}
+		}
+		if best == "" {
+			return ""
+		}
+		return strings.TrimPrefix(best, p) + " " + errs[best]
+	},
+	"when": func(t any) string {
+		switch v := t.(type) {
+		case store.Time:
+			return v.UTC().Format("2006-01-02 15:04:05 UTC")
+		case *store.Time:
+			if v == nil {
+				return ""
+			}
+			return v.UTC().Format("2006-01-02 15:04:05 UTC")
+		case time.Time:
+			return v.UTC().Format("2006-01-02 15:04:05 UTC")
+		}
+		return ""
+	},
+	"add":      func(a, b int) int { return a + b },
+	"fieldsOf": strings.Fields,
+	"contains": func(list []string, s string) bool { return contains(list, s) },
+	"json": func(v any) string {
+		b, _ := json.MarshalIndent(v, "", "  ")
+		return string(b)
+	},
+	"rawjson": func(r json.RawMessage) string { return string(r) },
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
+	"deref2": func(n *int) int {
+		if n == nil {
+			return 0
+		}
+		return *n
+	},
+	"title": func(s string) string {
+		if s == "" {
+			return s
+		}
+		return strings.ToUpper(s[:1]) + s[1:]
+	},
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// parsePages parses each page together with the layout and the shared
+// partials, one template set per page, so pages can all define "content".
+func parsePages() map[string]*template.Template {
+	base := template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/_*.html"))
+	names, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	pages := map[string]*template.Template{}
+	for _, n := range names {
+		name := strings.TrimSuffix(path.Base(n), ".html")
+		if strings.HasPrefix(name, "_") {
+			continue
+		}
+		t := template.Must(base.Clone())
+		pages[name] = template.Must(t.ParseFS(templateFS, n))
+	}
+	return pages
+}
