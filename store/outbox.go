@@ -147,13 +147,16 @@ func (db *DB) SendTestDelivery(ctx context.Context, appID, webhookID int64) (*De
 // Deliveries of one webhook claimed together share their Headers map: it
 // is read-only.
 type ClaimedDelivery struct {
-	ID         int64
-	WebhookID  int64
-	Event      string
-	Payload    []byte
-	CreatedAt  time.Time
-	URL        string
-	Secret     string
+	ID        int64
+	WebhookID int64
+	Event     string
+	Payload   []byte
+	CreatedAt time.Time
+	URL       string
+	Secret    string
+	// SecretErr is why Secret could not be decrypted (a key missing from
+	// the configured ones). Such a delivery must not be sent unsigned.
+	SecretErr  error
 	Headers    map[string]string
 	Timeout    time.Duration
 	MaxRetries int
@@ -292,8 +295,9 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 			if err := json.Unmarshal([]byte(headers), &h); err != nil {
 				return err
 			}
+			secret, serr := tx.db.openSecret(secret)
 			for _, c := range byHook[id] {
-				c.URL, c.Secret, c.Headers, c.MaxRetries = url, secret, h, retries
+				c.URL, c.Secret, c.SecretErr, c.Headers, c.MaxRetries = url, secret, serr, h, retries
 				c.Timeout = time.Duration(timeout) * time.Second
 			}
 		}
@@ -402,11 +406,16 @@ func (db *DB) NextDeliveryDue(ctx context.Context, now time.Time) (time.Time, bo
 // AttemptResult is the outcome of one HTTP attempt. Status is the response
 // status, 0 when none arrived; Err describes a failure without a response
 // and must not contain the webhook's secret.
+//
+// Blocked marks an attempt the network policy refused before any
+// connection: it settles the delivery as failed at once, with no retry, and
+// does not count against the webhook, whose receiver was never asked.
 type AttemptResult struct {
 	At       time.Time
 	Duration time.Duration
 	Status   int
 	Err      string
+	Blocked  bool
 }
 
 // OK reports whether the receiver accepted the delivery (a 2xx answer).
@@ -545,9 +554,11 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 				h.consecutive, h.successes = 0, h.successes+1
 				continue
 			}
-			h.consecutive, h.failures = h.consecutive+1, h.failures+1
-			if h.consecutive >= WebhookFailureThreshold {
-				h.status = WebhookFailed
+			if !o.Result.Blocked {
+				h.consecutive, h.failures = h.consecutive+1, h.failures+1
+				if h.consecutive >= WebhookFailureThreshold {
+					h.status = WebhookFailed
+				}
 			}
 			var attempts int
 			var claim sql.NullInt64
@@ -559,7 +570,8 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 				continue
 			}
 			attempts++
-			if attempts <= h.retries {
+			// A blocked attempt would be blocked again: no retry.
+			if attempts <= h.retries && !o.Result.Blocked {
 				var next any
 				if h.status == WebhookActive {
 					next = ms(tx.now.Add(RetryDelay(retryBase, attempts)))
