@@ -70,6 +70,12 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 	n := 0
 	err := db.withTx(ctx, func(tx *Tx) error {
 		n = 0
+		// The values replaced here must not linger in the file's free
+		// space: secure_delete zeroes them. It is a setting of the one
+		// writer connection, switched off again below.
+		if _, err := tx.Exec(`PRAGMA secure_delete = ON`); err != nil {
+			return err
+		}
 		for _, col := range secretColumns {
 			rows, err := tx.Query(`SELECT id, ` + col + ` FROM webhooks WHERE ` + col + ` != ''`)
 			if err != nil {
@@ -124,8 +130,15 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 		}
 		return nil
 	})
+	_, _ = db.write.ExecContext(ctx, `PRAGMA secure_delete = OFF`)
 	if err != nil {
 		return 0, err
+	}
+	if n > 0 && ring != nil {
+		// The replaced values' pages also live on in the WAL until a
+		// checkpoint; TRUNCATE copies the zeroed pages into the main file
+		// and empties the WAL. Best effort: a busy reader only delays it.
+		_, _ = db.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 	}
 	db.secrets = ring
 	return n, nil
