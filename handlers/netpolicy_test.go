@@ -98,7 +98,9 @@ func TestWebhookURLNetworkPolicyWithOtherErrors(t *testing.T) {
 	rec := e.do("POST", pathf("/v1/apps/%d/webhooks", e.App.ID), e.Admin, map[string]any{
 		"url": "http://169.254.169.254/", "events": []string{"nope"}, "secret": "enc:v1:abc"})
 	var env struct {
-		Error struct{ Details struct{ Fields map[string]string } }
+		Error struct {
+			Details struct{ Fields map[string]string }
+		}
 	}
 	_ = json.Unmarshal(rec.Body.Bytes(), &env)
 	f := env.Error.Details.Fields
