@@ -147,16 +147,13 @@ func (db *DB) SendTestDelivery(ctx context.Context, appID, webhookID int64) (*De
 // Deliveries of one webhook claimed together share their Headers map: it
 // is read-only.
 type ClaimedDelivery struct {
-	ID        int64
-	WebhookID int64
-	Event     string
-	Payload   []byte
-	CreatedAt time.Time
-	URL       string
-	Secret    string
-	// SecretErr is why Secret could not be decrypted (a key missing from
-	// the configured ones). Such a delivery must not be sent unsigned.
-	SecretErr  error
+	ID         int64
+	WebhookID  int64
+	Event      string
+	Payload    []byte
+	CreatedAt  time.Time
+	URL        string
+	Secret     string
 	Headers    map[string]string
 	Timeout    time.Duration
 	MaxRetries int
@@ -166,6 +163,10 @@ type ClaimedDelivery struct {
 	// Claim identifies this claim (it is the lease's expiry in ms):
 	// RecordAttempt changes the delivery only while it still holds it.
 	Claim int64
+	// SecretErr is why the stored secret could not be decrypted (its key
+	// is not configured); Secret is then empty, and the delivery must not
+	// be sent unsigned.
+	SecretErr error
 }
 
 // LeaseExpiry is when the claim lapses and the delivery becomes claimable
