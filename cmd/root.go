@@ -40,8 +40,8 @@ func NewRoot(out, errOut io.Writer) *cobra.Command {
 	}
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.AddCommand(newServeCmd(), newMigrateCmd(), newSeedCmd(), newAppsCmd(), newKeysCmd())
-	root.AddCommand(newUsersCmd())
+	root.AddCommand(newServeCmd(), newMigrateCmd(), newSeedCmd(), newAppsCmd(), newKeysCmd(),
+		newUsersCmd(), newSecretsCmd())
 	return root
 }
 

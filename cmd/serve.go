@@ -17,6 +17,7 @@ import (
 
 	"service/dashboard"
 	"service/handlers"
+	"service/netpolicy"
 	"service/store"
 )
 
@@ -32,6 +33,14 @@ type Config struct {
 	ShutdownTimeout   time.Duration
 	LogLevel          string
 	PprofAddr         string
+
+	// WebhookBlockPrivate also refuses loopback and private addresses as
+	// webhook destinations.
+	WebhookBlockPrivate bool
+	// SecretKeyFile or SecretKey (SERVICE_SECRET_KEY) hold the key that
+	// encrypts webhook secrets at rest; neither means plaintext.
+	SecretKeyFile string
+	SecretKey     string
 }
 
 func newServeCmd() *cobra.Command {
@@ -52,7 +61,10 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	f.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&c.PprofAddr, "pprof-addr", "", "if set, serve Go's /debug/pprof profiles on this separate address (keep it private)")
+	f.BoolVar(&c.WebhookBlockPrivate, "webhook-block-private", false, "refuse webhook deliveries to loopback and private addresses (switch on when apps are not all trusted with the host's network)")
+	f.StringVar(&c.SecretKeyFile, "secret-key-file", "", "file holding the base64 key that encrypts webhook secrets at rest (or set "+envSecretKey+")")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		c.SecretKey = os.Getenv(envSecretKey)
 		return Serve(cmd.Context(), c, cmd.ErrOrStderr(), nil)
 	}
 	return cmd
@@ -88,6 +100,10 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 		return fmt.Errorf("open database: %w", err)
 	}
 	defer db.Close()
+	db.WebhookPolicy = netpolicy.Policy{BlockPrivate: c.WebhookBlockPrivate}
+	if err := setupSecrets(ctx, c, db, log); err != nil {
+		return err
+	}
 
 	srv := handlers.New(db, log)
 	srv.WebhookTimeout = c.WebhookTimeout

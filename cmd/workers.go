@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"service/netpolicy"
 	"service/scheduler"
 	"service/store"
 	"service/webhooks"
@@ -12,7 +13,8 @@ import (
 
 // workers returns the background jobs serve runs beside the HTTP server.
 func workers(c Config, db *store.DB, log *slog.Logger) []func(context.Context) error {
-	dispatcher := &webhooks.Dispatcher{DB: db, RetryBase: c.WebhookRetryBase, Log: log.With("worker", "webhooks")}
+	dispatcher := &webhooks.Dispatcher{DB: db, RetryBase: c.WebhookRetryBase, Log: log.With("worker", "webhooks"),
+		Policy: netpolicy.Policy{BlockPrivate: c.WebhookBlockPrivate}}
 	// Set here, before serve shares the database with request goroutines.
 	db.Notify = dispatcher.Wake
 	return []func(context.Context) error{

@@ -18,7 +18,9 @@ import (
 	"github.com/golang-migrate/migrate/v4/source/iofs"
 	_ "modernc.org/sqlite" // registers the cgo-free "sqlite" driver
 
+	"service/keyring"
 	"service/migrations"
+	"service/netpolicy"
 )
 
 // DB is the service's database: one writer connection, because SQLite
@@ -53,6 +55,12 @@ type DB struct {
 	// Notify, when set, is called after a commit that queued webhook
 	// deliveries, so the dispatcher wakes without polling.
 	Notify func()
+
+	// WebhookPolicy refuses webhook URLs whose host is a literal IP it
+	// blocks. Set it before the database is shared.
+	WebhookPolicy netpolicy.Policy
+	// secrets seals webhook secrets at rest; nil stores them as plaintext.
+	secrets *keyring.Ring
 }
 
 // DSN returns the connection string for path. The pragmas sit in the DSN so

@@ -163,6 +163,10 @@ type ClaimedDelivery struct {
 	// Claim identifies this claim (it is the lease's expiry in ms):
 	// RecordAttempt changes the delivery only while it still holds it.
 	Claim int64
+	// SecretErr is why the stored secret could not be decrypted (its key
+	// is not configured); Secret is then empty, and the delivery must not
+	// be sent unsigned.
+	SecretErr error
 }
 
 // LeaseExpiry is when the claim lapses and the delivery becomes claimable
@@ -292,8 +296,9 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 			if err := json.Unmarshal([]byte(headers), &h); err != nil {
 				return err
 			}
+			secret, serr := tx.db.openSecret(secret)
 			for _, c := range byHook[id] {
-				c.URL, c.Secret, c.Headers, c.MaxRetries = url, secret, h, retries
+				c.URL, c.Secret, c.SecretErr, c.Headers, c.MaxRetries = url, secret, serr, h, retries
 				c.Timeout = time.Duration(timeout) * time.Second
 			}
 		}
@@ -402,11 +407,16 @@ func (db *DB) NextDeliveryDue(ctx context.Context, now time.Time) (time.Time, bo
 // AttemptResult is the outcome of one HTTP attempt. Status is the response
 // status, 0 when none arrived; Err describes a failure without a response
 // and must not contain the webhook's secret.
+//
+// Blocked marks an attempt the network policy refused before any
+// connection: it settles the delivery as failed at once, with no retry, and
+// does not count against the webhook, whose receiver was never asked.
 type AttemptResult struct {
 	At       time.Time
 	Duration time.Duration
 	Status   int
 	Err      string
+	Blocked  bool
 }
 
 // OK reports whether the receiver accepted the delivery (a 2xx answer).
@@ -545,9 +555,11 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 				h.consecutive, h.successes = 0, h.successes+1
 				continue
 			}
-			h.consecutive, h.failures = h.consecutive+1, h.failures+1
-			if h.consecutive >= WebhookFailureThreshold {
-				h.status = WebhookFailed
+			if !o.Result.Blocked {
+				h.consecutive, h.failures = h.consecutive+1, h.failures+1
+				if h.consecutive >= WebhookFailureThreshold {
+					h.status = WebhookFailed
+				}
 			}
 			var attempts int
 			var claim sql.NullInt64
@@ -559,7 +571,8 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 				continue
 			}
 			attempts++
-			if attempts <= h.retries {
+			// A blocked attempt would be blocked again: no retry.
+			if attempts <= h.retries && !o.Result.Blocked {
 				var next any
 				if h.status == WebhookActive {
 					next = ms(tx.now.Add(RetryDelay(retryBase, attempts)))

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"service/keyring"
+	"service/netpolicy"
 )
 
 // Webhook statuses. Only ACTIVE webhooks receive new deliveries or have
@@ -145,6 +148,10 @@ func (in *WebhookInput) validate(create bool) ([]string, error) {
 	if in.Secret != nil && utf8.RuneCountInString(*in.Secret) > MaxWebhookSecretLen {
 		fe.Add("secret", fmt.Sprintf("must be at most %d characters", MaxWebhookSecretLen))
 	}
+	if in.Secret != nil && keyring.Sealed(*in.Secret) {
+		// Stored as plaintext (no key), it would pass for an encrypted one.
+		fe.Add("secret", "must not begin with "+keyring.Prefix)
+	}
 	if in.Headers != nil {
 		checkWebhookHeaders(*in.Headers, fe)
 	}
@@ -161,6 +168,36 @@ func (in *WebhookInput) validate(create bool) ([]string, error) {
 		fe.Add("status", "must be one of ACTIVE, FAILED")
 	}
 	return events, fe.Err()
+}
+
+// validateWebhook is validate plus the network policy: a URL whose host is
+// a literal IP the policy refuses is a bad url field. Host names are judged
+// when a delivery dials them.
+func (db *DB) validateWebhook(in *WebhookInput, create bool) ([]string, error) {
+	events, err := in.validate(create)
+	if in.URL == nil {
+		return events, err
+	}
+	u, perr := url.Parse(*in.URL)
+	if perr != nil {
+		return events, err
+	}
+	pe := db.WebhookPolicy.CheckHost(u.Hostname())
+	var be *netpolicy.BlockedError
+	if !errors.As(pe, &be) {
+		return events, err
+	}
+	reason := "is refused by the network policy: " + be.Addr.String() + " is " + be.Reason
+	var e *Error
+	if errors.As(err, &e) {
+		if f, ok := e.Details["fields"].(map[string]any); ok {
+			if _, dup := f["url"]; !dup {
+				f["url"] = reason
+			}
+		}
+		return nil, err
+	}
+	return nil, FieldErrors{"url": reason}.Err()
 }
 
 func checkWebhookURL(raw string) string {
@@ -262,7 +299,7 @@ func scanWebhook(row scanner) (*Webhook, error) {
 // CreateWebhook registers a webhook of an app. A nil MaxRetries takes 3, a
 // nil TimeoutSeconds 30 (the handlers pass the server's configured default).
 func (db *DB) CreateWebhook(ctx context.Context, appID int64, in WebhookInput) (*Webhook, error) {
-	events, err := in.validate(true)
+	events, err := db.validateWebhook(&in, true)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +315,9 @@ func (db *DB) CreateWebhook(ctx context.Context, appID int64, in WebhookInput) (
 	}
 	var secret, desc string
 	if in.Secret != nil {
-		secret = *in.Secret
+		if secret, err = db.sealSecret(*in.Secret); err != nil {
+			return nil, err
+		}
 	}
 	if in.Description != nil {
 		desc = *in.Description
@@ -325,7 +364,7 @@ func (db *DB) FindWebhooks(ctx context.Context, appID int64, o ListOptions) ([]*
 // consecutive-failure counter, which is how a FAILED webhook is re-enabled;
 // its pending deliveries are then sent again.
 func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInput) (*Webhook, error) {
-	events, err := in.validate(false)
+	events, err := db.validateWebhook(&in, false)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +390,11 @@ func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInpu
 			add("events", string(ev))
 		}
 		if in.Secret != nil {
-			add("secret", *in.Secret)
+			sealed, err := db.sealSecret(*in.Secret)
+			if err != nil {
+				return err
+			}
+			add("secret", sealed)
 		}
 		if in.Headers != nil {
 			h := *in.Headers

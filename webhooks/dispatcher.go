@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"service/netpolicy"
 	"service/store"
 )
 
@@ -44,8 +45,10 @@ type Dispatcher struct {
 	// FastResponse is the answer time under which a webhook counts as fast
 	// (default 250ms).
 	FastResponse time.Duration
-	// Client sends the requests (default NewClient()).
+	// Client sends the requests (default NewPolicyClient(Policy)).
 	Client *http.Client
+	// Policy is the network policy of the default Client.
+	Policy netpolicy.Policy
 	Log    *slog.Logger
 	// Poll is the longest sleep between looks at the outbox (default 1s),
 	// a safety net for deliveries queued by another process.
@@ -208,7 +211,7 @@ func (d *Dispatcher) newLoop(ctx context.Context) *loop {
 		l.lease = 10 * time.Second
 	}
 	if d.Client == nil {
-		d.Client = NewClient()
+		d.Client = NewPolicyClient(d.Policy)
 	}
 	if d.Log == nil {
 		d.Log = slog.Default()
@@ -435,6 +438,14 @@ func (d *Dispatcher) deliver(ctx context.Context, c *store.ClaimedDelivery, leas
 	if time.Until(c.LeaseExpiry()) < c.Timeout+lease/2 {
 		finished <- sent{hook: c.WebhookID, id: c.ID}
 		d.release(ctx, []*store.ClaimedDelivery{c})
+		return
+	}
+	if c.SecretErr != nil {
+		// Never sent unsigned: the claim lapses after its lease and the
+		// delivery is tried again, by when the key may be configured.
+		d.Log.Error("webhook secret cannot be decrypted; delivery held", "webhook", c.WebhookID,
+			"delivery", c.ID, "err", c.SecretErr)
+		finished <- sent{hook: c.WebhookID, id: c.ID}
 		return
 	}
 	res := d.send(ctx, c)

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"service/netpolicy"
 	"service/store"
 )
 
@@ -22,15 +23,30 @@ const UserAgent = "Service-Webhooks/1.0"
 // status matters, and a huge or endless body must not hold a worker.
 const maxResponseBody = 64 << 10
 
-// NewClient returns the HTTP client deliveries use: every phase has a
+// NewClient returns the HTTP client deliveries use, under the default
+// network policy; see NewPolicyClient.
+func NewClient() *http.Client { return NewPolicyClient(netpolicy.Policy{}) }
+
+// NewPolicyClient returns the HTTP client deliveries use: every phase has a
 // timeout on the transport (the per-webhook timeout comes from the request
 // context), and redirects are not followed, so a 3xx is a failed attempt
 // and a receiver cannot bounce the signed payload to another host.
-func NewClient() *http.Client {
+//
+// Every connection it dials is checked against p after name resolution
+// (p.Control), so no URL, DNS answer or redirect reaches a refused
+// address. It ignores HTTP_PROXY and friends: through a proxy, the dialled
+// address would be the proxy's and the policy would never see the
+// receiver's.
+func NewPolicyClient(p netpolicy.Policy) *http.Client { return newClient(p, nil) }
+
+// newClient is NewPolicyClient with the resolver names go through (nil:
+// the system's), which tests replace.
+func newClient(p netpolicy.Policy, r *net.Resolver) *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
-			Proxy:                  http.ProxyFromEnvironment,
-			DialContext:            (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			Proxy: nil,
+			DialContext: (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second,
+				Resolver: r, Control: p.Control}).DialContext,
 			TLSHandshakeTimeout:    10 * time.Second,
 			ResponseHeaderTimeout:  time.Duration(store.MaxWebhookTimeout) * time.Second,
 			ExpectContinueTimeout:  time.Second,
@@ -72,6 +88,14 @@ func (d *Dispatcher) send(ctx context.Context, c *store.ClaimedDelivery) store.A
 	resp, err := d.Client.Do(req)
 	if err != nil {
 		res.Duration = time.Since(start)
+		if errors.Is(err, netpolicy.ErrBlocked) {
+			// The app sees only that it was blocked; which address the
+			// host resolved is for the operator.
+			res.Err, res.Blocked = netpolicy.ErrBlocked.Error(), true
+			d.Log.Warn("webhook delivery blocked by network policy", "webhook", c.WebhookID,
+				"delivery", c.ID, "reason", describe(err))
+			return res
+		}
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			res.Err = fmt.Sprintf("timeout after %s", c.Timeout)
 		} else {
