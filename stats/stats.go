@@ -16,6 +16,9 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"gonum.org/v1/gonum/mathext"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Z95 is the standard normal quantile Φ⁻¹(0.975), the critical value of a
@@ -42,26 +45,25 @@ const (
 )
 
 // NormalCDF returns Φ(z), the standard normal cumulative distribution
-// function:
-//
-//	Φ(z) = ½·erfc(−z/√2)
-//
-// It is written with erfc rather than ½(1+erf(z/√2)) because for very
-// negative z the latter subtracts two nearly equal numbers and loses every
-// significant digit, while erfc keeps full relative precision in the tail
-// (where small p-values live). NaN propagates.
+// function, from gonum's distuv.Normal. gonum evaluates it as ½·erfc(−z/√2)
+// rather than ½(1+erf(z/√2)): for very negative z the latter subtracts two
+// nearly equal numbers and loses every significant digit, while erfc keeps
+// full relative precision in the tail (where small p-values live). NaN
+// propagates.
 func NormalCDF(z float64) float64 {
-	return 0.5 * math.Erfc(-z/math.Sqrt2)
+	return distuv.UnitNormal.CDF(z)
 }
 
 // TwoSidedP returns the two-sided p-value of a standard normal statistic z:
 //
-//	p = 2·(1 − Φ(|z|)) = erfc(|z|/√2)
+//	p = 2·(1 − Φ(|z|)) = 2·Φ(−|z|)
 //
-// The erfc form again avoids computing 1 − Φ, which would round to exactly
-// 0 as soon as Φ(|z|) rounds to 1 (|z| ≳ 8.3). ±Inf gives 0; NaN propagates.
+// It takes the lower tail Φ(−|z|), never 1 − Φ(|z|), which rounds to exactly
+// 0 as soon as Φ(|z|) rounds to 1 (|z| ≳ 8.3). gonum's Normal.Survival is
+// written as ½(1 − erf) and has that very flaw, so it is not used here.
+// ±Inf gives 0; NaN propagates.
 func TwoSidedP(z float64) float64 {
-	return math.Erfc(math.Abs(z) / math.Sqrt2)
+	return 2 * distuv.UnitNormal.CDF(-math.Abs(z))
 }
 
 // ZTest is the pooled two-proportion z-test of H₀: π₁ = π₂ for c1
@@ -247,7 +249,7 @@ func ChiSquareGOF(observed []int64, expectedShares []float64) (stat float64, df 
 
 // ChiSquareSF returns the survival function P(X > x) of a chi-square
 // distribution with df degrees of freedom, i.e. the p-value of a chi-square
-// statistic x:
+// statistic x, from gonum's distuv.ChiSquared:
 //
 //	P(X > x) = Q(df/2, x/2)
 //
@@ -269,19 +271,16 @@ func ChiSquareSF(x float64, df int) float64 {
 	if x <= 0 {
 		return 1
 	}
-	return gammaQ(float64(df)/2, x/2)
+	return distuv.ChiSquared{K: float64(df)}.Survival(x)
 }
 
 // gammaQ is the regularised upper incomplete gamma function
 //
 //	Q(a, x) = Γ(a, x)/Γ(a) = 1/Γ(a) · ∫ₓ^∞ tᵃ⁻¹ e⁻ᵗ dt,   a > 0, x ≥ 0
 //
-// computed as in Numerical Recipes (gammq): for x < a+1 the power series of
-// P(a, x) = 1 − Q converges fast, and for x ≥ a+1 the continued fraction for
-// Q converges fast. Choosing by that split keeps both near their best, and
-// evaluating Q directly in the tail (rather than 1 − P) keeps full relative
-// precision for tiny p-values. Tolerances are at double precision rather
-// than NR's 3e-7, because callers compare p-values across methods to 1e-9.
+// from gonum's mathext, which evaluates Q directly in the tail (rather than
+// 1 − P) and so keeps full relative precision for tiny p-values. The guards
+// pin the edges gonum leaves to its own conventions.
 //
 // a ≤ 0 or NaN arguments give NaN; x ≤ 0 gives 1 and x = +Inf gives 0.
 func gammaQ(a, x float64) float64 {
@@ -292,75 +291,8 @@ func gammaQ(a, x float64) float64 {
 		return 1
 	case math.IsInf(x, 1):
 		return 0
-	case x < a+1:
-		return clamp01(1 - gammaPSeries(a, x))
-	default:
-		return clamp01(gammaQContinuedFraction(a, x))
 	}
-}
-
-const (
-	// gammaEps is 2 ulp of 1: a stricter test could spin forever on a
-	// Lentz factor that alternates between 1−ulp and 1+ulp.
-	gammaEps = 4.440892098500626e-16
-	// gammaMaxIter is generous because the iterations needed grow like √a.
-	gammaMaxIter = 100000
-	// gammaFPMin guards Lentz's method against division by zero.
-	gammaFPMin = 1e-300
-)
-
-// gammaPrefactor returns xᵃe⁻ˣ/Γ(a), computed in log space because each
-// factor alone overflows long before their ratio does.
-func gammaPrefactor(a, x float64) float64 {
-	lg, _ := math.Lgamma(a)
-	return math.Exp(a*math.Log(x) - x - lg)
-}
-
-// gammaPSeries evaluates P(a, x) = xᵃe⁻ˣ/Γ(a) · Σₙ xⁿ/(a(a+1)…(a+n)).
-func gammaPSeries(a, x float64) float64 {
-	ap := a
-	term := 1 / a
-	sum := term
-	for range gammaMaxIter {
-		ap++
-		term *= x / ap
-		sum += term
-		if math.Abs(term) < math.Abs(sum)*gammaEps {
-			break
-		}
-	}
-	return sum * gammaPrefactor(a, x)
-}
-
-// gammaQContinuedFraction evaluates Q(a, x) from its continued fraction
-//
-//	Q = xᵃe⁻ˣ/Γ(a) · 1/(x+1−a− 1·(1−a)/(x+3−a− 2·(2−a)/(x+5−a− …)))
-//
-// with the modified Lentz algorithm.
-func gammaQContinuedFraction(a, x float64) float64 {
-	b := x + 1 - a
-	c := 1 / gammaFPMin
-	d := 1 / b
-	h := d
-	for i := 1; i <= gammaMaxIter; i++ {
-		an := -float64(i) * (float64(i) - a)
-		b += 2
-		d = an*d + b
-		if math.Abs(d) < gammaFPMin {
-			d = gammaFPMin
-		}
-		c = b + an/c
-		if math.Abs(c) < gammaFPMin {
-			c = gammaFPMin
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < gammaEps {
-			break
-		}
-	}
-	return gammaPrefactor(a, x) * h
+	return clamp01(mathext.GammaIncRegComp(a, x))
 }
 
 // CohensH returns Cohen's h effect size between two proportions:
