@@ -10,6 +10,7 @@ require (
 	github.com/spf13/pflag v1.0.9
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sync v0.24.0
+	gonum.org/v1/gonum v0.17.0
 	modernc.org/sqlite v1.60.0
 )
 

@@ -146,6 +146,7 @@ func (s *Server) routes() *httprouter.Router {
 	add("PATCH", "/webhooks/:id", manage, s.handleWebhookUpdate) // {"status":"ACTIVE"} re-enables a FAILED one
 	add("DELETE", "/webhooks/:id", manage, s.handleWebhookDelete)
 	add("POST", "/webhooks/:id/test", manage, s.handleWebhookTest)
+	add("POST", "/webhooks/:id/rotate-secret", manage, s.handleWebhookRotateSecret) // new secret shown once; the old one signs too for gracePeriod
 	add("GET", "/webhooks/:id/deliveries", manage, s.handleDeliveryList)
 	add("GET", "/webhooks/:id/deliveries/:deliveryId", manage, s.handleDeliveryGet)
 	add("POST", "/webhooks/:id/deliveries/:deliveryId/redeliver", manage, s.handleDeliveryRedeliver)

@@ -83,6 +83,22 @@ func (s *Server) handleWebhookTest(w http.ResponseWriter, r *http.Request) {
 	s.respond(w, r, http.StatusAccepted, d, err)
 }
 
+// handleWebhookRotateSecret issues a new secret (or takes the one in the
+// body) and answers the webhook with it, the only time it is shown. An
+// empty body takes every default.
+func (s *Server) handleWebhookRotateSecret(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r, "id")
+	if !ok {
+		return
+	}
+	var in store.RotateSecretInput
+	if r.ContentLength != 0 && !decodeJSON(w, r, &in) {
+		return
+	}
+	hook, err := s.DB.RotateWebhookSecret(r.Context(), appID(r), id, in)
+	s.respond(w, r, http.StatusOK, hook, err)
+}
+
 func (s *Server) handleDeliveryList(w http.ResponseWriter, r *http.Request) {
 	id, ok := pathID(w, r, "id")
 	if !ok {

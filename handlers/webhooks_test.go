@@ -41,7 +41,7 @@ func TestWebhookAPICreateShape(t *testing.T) {
 		"url": "https://hooks.example.com/in", "events": []string{"webhook.campaign_started", "content.published", "content.published"},
 		"secret": "whsec_abc", "headers": map[string]string{"X-Tenant": "acme"}, "description": "crm",
 	})
-	if got, want := webhookKeys(m), "appId,consecutiveFailures,createdAt,description,events,hasSecret,headers,id,maxRetries,status,timeoutSeconds,totalFailures,totalSuccesses,updatedAt,url"; got != want {
+	if got, want := webhookKeys(m), "appId,consecutiveFailures,createdAt,description,events,hasSecret,headers,id,maxRetries,previousSecretExpiresAt,secretRotatedAt,status,timeoutSeconds,totalFailures,totalSuccesses,updatedAt,url"; got != want {
 		t.Fatalf("keys=%s\nwant %s", got, want)
 	}
 	for k, want := range map[string]any{

@@ -15,7 +15,11 @@ package stats
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+
+	"gonum.org/v1/gonum/mathext"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // Z95 is the standard normal quantile Φ⁻¹(0.975), the critical value of a
@@ -42,26 +46,25 @@ const (
 )
 
 // NormalCDF returns Φ(z), the standard normal cumulative distribution
-// function:
-//
-//	Φ(z) = ½·erfc(−z/√2)
-//
-// It is written with erfc rather than ½(1+erf(z/√2)) because for very
-// negative z the latter subtracts two nearly equal numbers and loses every
-// significant digit, while erfc keeps full relative precision in the tail
-// (where small p-values live). NaN propagates.
+// function, from gonum's distuv.Normal. gonum evaluates it as ½·erfc(−z/√2)
+// rather than ½(1+erf(z/√2)): for very negative z the latter subtracts two
+// nearly equal numbers and loses every significant digit, while erfc keeps
+// full relative precision in the tail (where small p-values live). NaN
+// propagates.
 func NormalCDF(z float64) float64 {
-	return 0.5 * math.Erfc(-z/math.Sqrt2)
+	return distuv.UnitNormal.CDF(z)
 }
 
 // TwoSidedP returns the two-sided p-value of a standard normal statistic z:
 //
-//	p = 2·(1 − Φ(|z|)) = erfc(|z|/√2)
+//	p = 2·(1 − Φ(|z|)) = 2·Φ(−|z|)
 //
-// The erfc form again avoids computing 1 − Φ, which would round to exactly
-// 0 as soon as Φ(|z|) rounds to 1 (|z| ≳ 8.3). ±Inf gives 0; NaN propagates.
+// It takes the lower tail Φ(−|z|), never 1 − Φ(|z|), which rounds to exactly
+// 0 as soon as Φ(|z|) rounds to 1 (|z| ≳ 8.3). gonum's Normal.Survival is
+// written as ½(1 − erf) and has that very flaw, so it is not used here.
+// ±Inf gives 0; NaN propagates.
 func TwoSidedP(z float64) float64 {
-	return math.Erfc(math.Abs(z) / math.Sqrt2)
+	return 2 * distuv.UnitNormal.CDF(-math.Abs(z))
 }
 
 // ZTest is the pooled two-proportion z-test of H₀: π₁ = π₂ for c1
@@ -247,7 +250,7 @@ func ChiSquareGOF(observed []int64, expectedShares []float64) (stat float64, df 
 
 // ChiSquareSF returns the survival function P(X > x) of a chi-square
 // distribution with df degrees of freedom, i.e. the p-value of a chi-square
-// statistic x:
+// statistic x, from gonum's distuv.ChiSquared:
 //
 //	P(X > x) = Q(df/2, x/2)
 //
@@ -269,19 +272,16 @@ func ChiSquareSF(x float64, df int) float64 {
 	if x <= 0 {
 		return 1
 	}
-	return gammaQ(float64(df)/2, x/2)
+	return distuv.ChiSquared{K: float64(df)}.Survival(x)
 }
 
 // gammaQ is the regularised upper incomplete gamma function
 //
 //	Q(a, x) = Γ(a, x)/Γ(a) = 1/Γ(a) · ∫ₓ^∞ tᵃ⁻¹ e⁻ᵗ dt,   a > 0, x ≥ 0
 //
-// computed as in Numerical Recipes (gammq): for x < a+1 the power series of
-// P(a, x) = 1 − Q converges fast, and for x ≥ a+1 the continued fraction for
-// Q converges fast. Choosing by that split keeps both near their best, and
-// evaluating Q directly in the tail (rather than 1 − P) keeps full relative
-// precision for tiny p-values. Tolerances are at double precision rather
-// than NR's 3e-7, because callers compare p-values across methods to 1e-9.
+// from gonum's mathext, which evaluates Q directly in the tail (rather than
+// 1 − P) and so keeps full relative precision for tiny p-values. The guards
+// pin the edges gonum leaves to its own conventions.
 //
 // a ≤ 0 or NaN arguments give NaN; x ≤ 0 gives 1 and x = +Inf gives 0.
 func gammaQ(a, x float64) float64 {
@@ -292,75 +292,8 @@ func gammaQ(a, x float64) float64 {
 		return 1
 	case math.IsInf(x, 1):
 		return 0
-	case x < a+1:
-		return clamp01(1 - gammaPSeries(a, x))
-	default:
-		return clamp01(gammaQContinuedFraction(a, x))
 	}
-}
-
-const (
-	// gammaEps is 2 ulp of 1: a stricter test could spin forever on a
-	// Lentz factor that alternates between 1−ulp and 1+ulp.
-	gammaEps = 4.440892098500626e-16
-	// gammaMaxIter is generous because the iterations needed grow like √a.
-	gammaMaxIter = 100000
-	// gammaFPMin guards Lentz's method against division by zero.
-	gammaFPMin = 1e-300
-)
-
-// gammaPrefactor returns xᵃe⁻ˣ/Γ(a), computed in log space because each
-// factor alone overflows long before their ratio does.
-func gammaPrefactor(a, x float64) float64 {
-	lg, _ := math.Lgamma(a)
-	return math.Exp(a*math.Log(x) - x - lg)
-}
-
-// gammaPSeries evaluates P(a, x) = xᵃe⁻ˣ/Γ(a) · Σₙ xⁿ/(a(a+1)…(a+n)).
-func gammaPSeries(a, x float64) float64 {
-	ap := a
-	term := 1 / a
-	sum := term
-	for range gammaMaxIter {
-		ap++
-		term *= x / ap
-		sum += term
-		if math.Abs(term) < math.Abs(sum)*gammaEps {
-			break
-		}
-	}
-	return sum * gammaPrefactor(a, x)
-}
-
-// gammaQContinuedFraction evaluates Q(a, x) from its continued fraction
-//
-//	Q = xᵃe⁻ˣ/Γ(a) · 1/(x+1−a− 1·(1−a)/(x+3−a− 2·(2−a)/(x+5−a− …)))
-//
-// with the modified Lentz algorithm.
-func gammaQContinuedFraction(a, x float64) float64 {
-	b := x + 1 - a
-	c := 1 / gammaFPMin
-	d := 1 / b
-	h := d
-	for i := 1; i <= gammaMaxIter; i++ {
-		an := -float64(i) * (float64(i) - a)
-		b += 2
-		d = an*d + b
-		if math.Abs(d) < gammaFPMin {
-			d = gammaFPMin
-		}
-		c = b + an/c
-		if math.Abs(c) < gammaFPMin {
-			c = gammaFPMin
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < gammaEps {
-			break
-		}
-	}
-	return gammaPrefactor(a, x) * h
+	return clamp01(mathext.GammaIncRegComp(a, x))
 }
 
 // CohensH returns Cohen's h effect size between two proportions:
@@ -413,10 +346,19 @@ type ArmResult struct {
 	// Nil when the arm has no impressions.
 	Lower *float64
 	Upper *float64
+	// Sequential is the always-valid comparison with the control (mSPRT at
+	// level Alpha, tuning SequentialTuning). Nil for the control and when
+	// undefined.
+	Sequential *SequentialResult
+	// Bayes is the Bayesian comparison with the control. Nil for the
+	// control and when either arm has no impressions.
+	Bayes *BayesResult
 }
 
 // Result is the analysis of a whole campaign.
 type Result struct {
+	// Engine is the engine that decided Significant and WinnerID.
+	Engine           Engine
 	TotalImpressions int64
 	TotalConversions int64
 	// AverageConversionRate is TotalConversions/TotalImpressions·100 (the
@@ -424,14 +366,23 @@ type Result struct {
 	AverageConversionRate float64
 	// PValue is the smallest Holm-adjusted treatment p-value: the evidence
 	// that at least one treatment differs from the control, after paying
-	// for having looked at several. Nil when no treatment could be tested.
+	// for having looked at several. It is the always-valid p-value under
+	// EngineSequential and the fixed-horizon one otherwise. Nil when no
+	// treatment could be tested.
 	PValue *float64
-	// Significant reports PValue < Alpha.
+	// Significant reports that the engine decided at least one treatment:
+	// PValue < Alpha, or for EngineBayesian a chance to beat the control of
+	// at least BayesThreshold or at most 1 − BayesThreshold.
 	Significant bool
 	// ConfidenceLevel is (1 − PValue)·100. Nil with PValue.
 	ConfidenceLevel *float64
-	// WinnerID is set only when Significant; see Analyze.
+	// WinnerID is set only when Significant; see AnalyzeWith.
 	WinnerID *int64
+	// WinnerConfidence is the engine's confidence in the winner, in
+	// percent: ConfidenceLevel, or for EngineBayesian the posterior
+	// probability that the winner beats the arm it was decided against.
+	// Nil without a winner.
+	WinnerConfidence *float64
 	// Arms are the per-arm results, in input order.
 	Arms []ArmResult
 	// SRMPValue is the chi-square goodness-of-fit p-value of the observed
@@ -449,27 +400,69 @@ type Result struct {
 	EffectSize *float64
 }
 
-// Analyze computes a campaign's analytics from per-arm counts.
+// Engine names the statistics that decide a campaign's significance and
+// winner. Every engine's numbers are computed and reported; the engine
+// only chooses which of them decides.
+type Engine string
+
+// The engines.
+const (
+	// EngineFrequentist decides by the fixed-horizon pooled z-test,
+	// Holm-adjusted (the default).
+	EngineFrequentist Engine = "frequentist"
+	// EngineSequential decides by the always-valid mSPRT p-values,
+	// Holm-adjusted, so looking at the results every day is safe.
+	EngineSequential Engine = "sequential"
+	// EngineBayesian decides by the posterior probability of beating the
+	// control: a treatment is decided when it is at least BayesThreshold,
+	// or at most 1 − BayesThreshold.
+	EngineBayesian Engine = "bayesian"
+)
+
+// Valid reports whether e is one of the engines.
+func (e Engine) Valid() bool {
+	return e == EngineFrequentist || e == EngineSequential || e == EngineBayesian
+}
+
+// Analyze computes a campaign's analytics from per-arm counts, decided by
+// the frequentist engine. See AnalyzeWith.
+func Analyze(arms []Arm) Result {
+	return AnalyzeWith(arms, EngineFrequentist)
+}
+
+// AnalyzeWith computes a campaign's analytics from per-arm counts.
 //
 // The control is the first arm marked Control, or the first arm if none is.
-// Every other arm is a treatment and is compared with the control by ZTest.
-// Treatment p-values are Holm-adjusted together, because the campaign asks
-// "is any variant different?", and asking that k times at 5% would find a
-// spurious winner far more often than 5% of the time.
+// Every other arm is a treatment and is compared with the control by ZTest,
+// by Sequential and by Bayesian; all three are reported per arm.
 //
-// The campaign is Significant when the smallest adjusted p is below Alpha.
-// The winner is then the arm with the highest conversion rate among the
-// control and the treatments whose own adjusted p is below Alpha (first in
-// input order on ties). The control is a candidate because a treatment can
-// be significantly worse, in which case the control is the one to keep;
-// treatments without significance are not, because their higher rate may
-// be noise.
+// The engine decides. Under EngineFrequentist and EngineSequential the
+// treatments' p-values (fixed-horizon or always-valid) are Holm-adjusted
+// together, because the campaign asks "is any variant different?", and
+// asking that k times at 5% would find a spurious winner far more often
+// than 5% of the time; the campaign is Significant when the smallest
+// adjusted p is below Alpha, and PValue and ConfidenceLevel report that p.
+// Under EngineBayesian a treatment is decided when its chance to beat the
+// control is at least BayesThreshold or at most 1 − BayesThreshold, and the
+// campaign is Significant when any treatment is decided; PValue and
+// ConfidenceLevel stay the frequentist ones (there is no Bayesian p-value).
+//
+// The winner, when Significant, is the arm with the highest conversion rate
+// among the control and the decided treatments (first in input order on
+// ties). The control is a candidate because a treatment can be
+// significantly worse, in which case the control is the one to keep;
+// undecided treatments are not, because their higher rate may be noise.
+// WinnerConfidence is the engine's confidence in it, in percent.
 //
 // Counts are sanitised before use — negatives become 0 and conversions are
 // capped at impressions — and the sanitised values are reported, so the
-// output is always internally consistent. Analyze never produces NaN or Inf.
-func Analyze(arms []Arm) Result {
-	res := Result{Arms: make([]ArmResult, len(arms))}
+// output is always internally consistent. It never produces NaN or Inf.
+// An unknown engine is treated as EngineFrequentist.
+func AnalyzeWith(arms []Arm, engine Engine) Result {
+	if !engine.Valid() {
+		engine = EngineFrequentist
+	}
+	res := Result{Engine: engine, Arms: make([]ArmResult, len(arms))}
 	if len(arms) == 0 {
 		return res
 	}
@@ -504,8 +497,8 @@ func Analyze(arms []Arm) Result {
 
 	// Raw p-values of the treatments that could be tested, and which arm
 	// each belongs to, so the Holm adjustment covers exactly those.
-	var testedP []float64
-	var testedArm []int
+	var testedP, seqP []float64
+	var testedArm, seqArm []int
 	res.SufficientData = true
 	for i, a := range arms {
 		ar := ArmResult{
@@ -527,6 +520,14 @@ func Analyze(arms []Arm) Result {
 				testedP = append(testedP, p)
 				testedArm = append(testedArm, i)
 			}
+			if sr, ok := Sequential(conv[i], impr[i], conv[ctrl], impr[ctrl], Alpha, SequentialTuning); ok {
+				ar.Sequential = &sr
+				seqP = append(seqP, sr.PValue)
+				seqArm = append(seqArm, i)
+			}
+			if br, ok := Bayesian(conv[i], impr[i], conv[ctrl], impr[ctrl]); ok {
+				ar.Bayes = &br
+			}
 		}
 		if impr[i] < MinImpressions || conv[i] < MinConversions {
 			res.SufficientData = false
@@ -534,34 +535,75 @@ func Analyze(arms []Arm) Result {
 		res.Arms[i] = ar
 	}
 
-	if len(testedP) > 0 {
-		adj := Holm(testedP)
-		best := adj[0]
-		for _, v := range adj[1:] {
-			best = math.Min(best, v)
+	// decided lists the treatments the engine calls different from the
+	// control; confidence is the engine's confidence in each, in percent.
+	var decided []int
+	confidence := map[int]float64{}
+	switch engine {
+	case EngineFrequentist, EngineSequential:
+		ps, idx := testedP, testedArm
+		if engine == EngineSequential {
+			ps, idx = seqP, seqArm
 		}
-		res.PValue = ptr(best)
-		res.ConfidenceLevel = ptr((1 - best) * 100)
-		res.Significant = best < Alpha
-
-		if res.Significant {
-			winner := ctrl
-			for j, i := range testedArm {
-				if adj[j] < Alpha && (rate(i) > rate(winner) || (rate(i) == rate(winner) && i < winner)) {
-					winner = i
+		if len(ps) > 0 {
+			adj := Holm(ps)
+			best := slices.Min(adj)
+			res.PValue = ptr(best)
+			res.ConfidenceLevel = ptr((1 - best) * 100)
+			for j, i := range idx {
+				if adj[j] < Alpha {
+					decided = append(decided, i)
 				}
 			}
-			res.WinnerID = ptr(arms[winner].ID)
-
-			other, found := 0.0, false
-			for i := range arms {
-				if i != winner && impr[i] > 0 && (!found || rate(i) > other) {
-					other, found = rate(i), true
+		}
+	case EngineBayesian:
+		if len(testedP) > 0 {
+			best := slices.Min(Holm(testedP))
+			res.PValue = ptr(best)
+			res.ConfidenceLevel = ptr((1 - best) * 100)
+		}
+		for i, a := range res.Arms {
+			if a.Bayes == nil {
+				continue
+			}
+			switch c := a.Bayes.ChanceToBeatControl; {
+			case c >= BayesThreshold:
+				decided = append(decided, i)
+				confidence[i] = c * 100
+			case c <= 1-BayesThreshold:
+				decided = append(decided, i)
+				// The control beats this arm with probability 1 − c; when
+				// it beats several, the weakest of those claims stands.
+				if v, seen := confidence[ctrl]; !seen || (1-c)*100 < v {
+					confidence[ctrl] = (1 - c) * 100
 				}
 			}
-			if found {
-				res.EffectSize = ptr(math.Abs(CohensH(rate(winner), other)))
+		}
+	}
+	res.Significant = len(decided) > 0
+
+	if res.Significant {
+		winner := ctrl
+		for _, i := range decided {
+			if rate(i) > rate(winner) || (rate(i) == rate(winner) && i < winner) {
+				winner = i
 			}
+		}
+		res.WinnerID = ptr(arms[winner].ID)
+		if engine == EngineBayesian {
+			res.WinnerConfidence = ptr(confidence[winner])
+		} else {
+			res.WinnerConfidence = res.ConfidenceLevel
+		}
+
+		other, found := 0.0, false
+		for i := range arms {
+			if i != winner && impr[i] > 0 && (!found || rate(i) > other) {
+				other, found = rate(i), true
+			}
+		}
+		if found {
+			res.EffectSize = ptr(math.Abs(CohensH(rate(winner), other)))
 		}
 	}
 

@@ -21,6 +21,9 @@ type Analytics struct {
 	Variants                []VariantStats    `json:"variants"`
 	SampleRatioMismatch     SampleRatioResult `json:"sampleRatioMismatch"`
 	SufficientData          bool              `json:"sufficientData"`
+	// StatsEngine is the campaign's engine, the one that decided
+	// statisticalSignificance and winningVariantId.
+	StatsEngine string `json:"statsEngine"`
 }
 
 // VariantStats are one variant's numbers.
@@ -37,6 +40,31 @@ type VariantStats struct {
 	ConfidenceInterval *Interval `json:"confidenceInterval"`
 	LowerBound         *float64  `json:"lowerBound"`
 	UpperBound         *float64  `json:"upperBound"`
+	// Sequential and Bayesian compare a treatment with the control; both
+	// are null for the control and when either arm has no impressions.
+	Sequential *SequentialStats `json:"sequential"`
+	Bayesian   *BayesianStats   `json:"bayesian"`
+}
+
+// SequentialStats is the always-valid (mSPRT) comparison with the control.
+// Differences are in percentage points, uplifts in percent.
+type SequentialStats struct {
+	PValue                   float64   `json:"pValue"`
+	Difference               float64   `json:"difference"`
+	ConfidenceSequence       Interval  `json:"confidenceSequence"`
+	Uplift                   *float64  `json:"uplift"`
+	UpliftConfidenceSequence *Interval `json:"upliftConfidenceSequence"`
+}
+
+// BayesianStats is the Beta-posterior comparison with the control.
+// chanceToBeatControl is a probability (0 to 1); losses are in percentage
+// points of conversion rate; the credible interval is of the uplift, in
+// percent.
+type BayesianStats struct {
+	ChanceToBeatControl float64  `json:"chanceToBeatControl"`
+	ExpectedLoss        float64  `json:"expectedLoss"`
+	ControlExpectedLoss float64  `json:"controlExpectedLoss"`
+	CredibleInterval    Interval `json:"credibleInterval"`
 }
 
 // Interval is a confidence interval in percent.
@@ -55,8 +83,8 @@ type SampleRatioResult struct {
 // CampaignAnalytics computes the report from the per-variant counters: a
 // handful of rows, whatever the size of the campaign.
 func (db *DB) CampaignAnalytics(ctx context.Context, appID, id int64) (*Analytics, error) {
-	var status string
-	err := db.read.QueryRowContext(ctx, `SELECT status FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&status)
+	var status, engine string
+	err := db.read.QueryRowContext(ctx, `SELECT status, stats_engine FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&status, &engine)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("campaign")
 	} else if err != nil {
@@ -66,7 +94,7 @@ func (db *DB) CampaignAnalytics(ctx context.Context, appID, id int64) (*Analytic
 	if err != nil {
 		return nil, err
 	}
-	r := analyze(vs)
+	r := analyze(vs, engine)
 	a := &Analytics{
 		CampaignID: id, Status: status,
 		TotalImpressions: r.TotalImpressions, TotalConversions: r.TotalConversions,
@@ -78,6 +106,7 @@ func (db *DB) CampaignAnalytics(ctx context.Context, appID, id int64) (*Analytic
 		Variants:                make([]VariantStats, len(r.Arms)),
 		SampleRatioMismatch:     SampleRatioResult{PValue: r.SRMPValue, Detected: r.SRMDetected},
 		SufficientData:          r.SufficientData,
+		StatsEngine:             string(r.Engine),
 	}
 	for i, arm := range r.Arms {
 		v := VariantStats{
@@ -88,6 +117,25 @@ func (db *DB) CampaignAnalytics(ctx context.Context, appID, id int64) (*Analytic
 		if arm.Lower != nil && arm.Upper != nil {
 			v.ConfidenceInterval = &Interval{*arm.Lower, *arm.Upper}
 		}
+		if s := arm.Sequential; s != nil {
+			v.Sequential = &SequentialStats{
+				PValue:             s.PValue,
+				Difference:         s.Difference * 100,
+				ConfidenceSequence: Interval{s.DiffLower * 100, s.DiffUpper * 100},
+			}
+			if s.Uplift != nil {
+				v.Sequential.Uplift = ptrTo(*s.Uplift * 100)
+				v.Sequential.UpliftConfidenceSequence = &Interval{*s.UpliftLower * 100, *s.UpliftUpper * 100}
+			}
+		}
+		if b := arm.Bayes; b != nil {
+			v.Bayesian = &BayesianStats{
+				ChanceToBeatControl: b.ChanceToBeatControl,
+				ExpectedLoss:        b.ExpectedLoss * 100,
+				ControlExpectedLoss: b.ControlExpectedLoss * 100,
+				CredibleInterval:    Interval{b.UpliftLower * 100, b.UpliftUpper * 100},
+			}
+		}
 		a.Variants[i] = v
 		if r.WinnerID != nil && *r.WinnerID == arm.ID {
 			w := v
@@ -96,3 +144,5 @@ func (db *DB) CampaignAnalytics(ctx context.Context, appID, id int64) (*Analytic
 	}
 	return a, nil
 }
+
+func ptrTo[T any](v T) *T { return &v }

@@ -9,6 +9,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"service/stats"
 )
 
 // Campaign statuses.
@@ -45,6 +47,7 @@ type Campaign struct {
 	GoalEventID    *string    `json:"goalEventId"`
 	AudienceID     *int64     `json:"audienceId"`
 	AssignmentType string     `json:"assignmentType"`
+	StatsEngine    string     `json:"statsEngine"`
 	Variants       []*Variant `json:"variants"`
 	Analytics      *Totals    `json:"analytics,omitempty"`
 	CreatedBy      *int64     `json:"createdBy"`
@@ -85,6 +88,7 @@ type CampaignInput struct {
 	GoalEventID    json.RawMessage `json:"goalEventId"`
 	AudienceID     json.RawMessage `json:"audienceId"`
 	AssignmentType *string         `json:"assignmentType"`
+	StatsEngine    *string         `json:"statsEngine"`
 	Variants       *[]VariantInput `json:"variants"`
 }
 
@@ -154,6 +158,7 @@ type campaignEdit struct {
 	audience          *int64
 	setAudience       bool
 	assignment        *string
+	engine            *string
 	variants          []VariantInput
 	setVariants       bool
 }
@@ -162,7 +167,7 @@ type campaignEdit struct {
 // database, and resolves dates in the timezone (the current one, tz, when
 // the input does not change it).
 func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campaignEdit {
-	ed := &campaignEdit{name: in.Name, description: in.Description, status: in.Status, assignment: in.AssignmentType, timezone: in.Timezone}
+	ed := &campaignEdit{name: in.Name, description: in.Description, status: in.Status, assignment: in.AssignmentType, engine: in.StatsEngine, timezone: in.Timezone}
 	if create || in.Name != nil {
 		if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
 			fe.Add("name", "is required")
@@ -229,6 +234,9 @@ func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campa
 	}
 	if in.AssignmentType != nil && *in.AssignmentType != AssignWeighted && *in.AssignmentType != AssignRoundRobin {
 		fe.Add("assignmentType", "must be weighted or round_robin")
+	}
+	if in.StatsEngine != nil && !stats.Engine(*in.StatsEngine).Valid() {
+		fe.Add("statsEngine", "must be frequentist, sequential or bayesian")
 	}
 	if in.Variants != nil || create {
 		ed.setVariants = true
@@ -376,9 +384,13 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 		if ed.assignment != nil {
 			assignment = *ed.assignment
 		}
-		res, err := tx.Exec(`INSERT INTO campaigns (app_id, name, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, created_by, created_at, updated_at)
-			VALUES (?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			appID, *ed.name, desc, msPtr(ed.start), msPtr(ed.end), tz, ed.goal, ed.audience, assignment, nullID(createdBy), ms(tx.now), ms(tx.now))
+		engine := string(stats.EngineFrequentist)
+		if ed.engine != nil {
+			engine = *ed.engine
+		}
+		res, err := tx.Exec(`INSERT INTO campaigns (app_id, name, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine, created_by, created_at, updated_at)
+			VALUES (?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			appID, *ed.name, desc, msPtr(ed.start), msPtr(ed.end), tz, ed.goal, ed.audience, assignment, engine, nullID(createdBy), ms(tx.now), ms(tx.now))
 		if err != nil {
 			return err
 		}
@@ -408,7 +420,7 @@ func (tx *Tx) insertVariants(campaignID int64, vs []VariantInput) error {
 	return nil
 }
 
-const campaignColumns = `id, app_id, name, description, status, archived_from, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, created_by, created_at, updated_at`
+const campaignColumns = `id, app_id, name, description, status, archived_from, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine, created_by, created_at, updated_at`
 
 func scanCampaign(row scanner) (*Campaign, error) {
 	c := &Campaign{}
@@ -416,7 +428,7 @@ func scanCampaign(row scanner) (*Campaign, error) {
 	var start, end, audience, createdBy sql.NullInt64
 	var created, updated int64
 	if err := row.Scan(&c.ID, &c.AppID, &c.Name, &c.Description, &c.Status, &archivedFrom, &start, &end, &c.Timezone,
-		&goal, &audience, &c.AssignmentType, &createdBy, &created, &updated); err != nil {
+		&goal, &audience, &c.AssignmentType, &c.StatsEngine, &createdBy, &created, &updated); err != nil {
 		return nil, err
 	}
 	c.archivedFrom = archivedFrom.String
@@ -508,7 +520,9 @@ func refusedField(status string, ed *campaignEdit) string {
 		return ""
 	}
 	// Fields in the order they are reported; endDate may still move later
-	// while the campaign runs, but not once it is over.
+	// while the campaign runs, but not once it is over. statsEngine is an
+	// analysis setting like goalEventId: choosing the engine after seeing
+	// the data would let anyone pick whichever one declares a winner.
 	for _, f := range []struct {
 		name string
 		set  bool
@@ -517,6 +531,7 @@ func refusedField(status string, ed *campaignEdit) string {
 		{"goalEventId", ed.setGoal},
 		{"audienceId", ed.setAudience},
 		{"assignmentType", ed.assignment != nil},
+		{"statsEngine", ed.engine != nil},
 		{"startDate", ed.setStart},
 		{"endDate", ed.setEnd && status != CampaignActive && status != CampaignPaused},
 		{"timezone", ed.timezone != nil},
@@ -595,6 +610,9 @@ func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignIn
 		}
 		if ed.assignment != nil {
 			add("assignment_type", *ed.assignment)
+		}
+		if ed.engine != nil {
+			add("stats_engine", *ed.engine)
 		}
 		if _, err := tx.Exec(`UPDATE campaigns SET `+strings.Join(set, ", ")+` WHERE id = ?`, append(args, id)...); err != nil {
 			return err

@@ -128,7 +128,11 @@ func (tx *Tx) emitCompleted(appID, id int64, name string) error {
 	if err != nil {
 		return err
 	}
-	r := analyze(vs)
+	var engine string
+	if err := tx.QueryRow(`SELECT stats_engine FROM campaigns WHERE id = ?`, id).Scan(&engine); err != nil {
+		return err
+	}
+	r := analyze(vs, engine)
 	a := completedAnalytics{
 		TotalImpressions:        r.TotalImpressions,
 		TotalConversions:        r.TotalConversions,
@@ -164,8 +168,8 @@ func (tx *Tx) emitCompleted(appID, id int64, name string) error {
 		}
 	}
 	d := winnerDeclared{CampaignID: id, CampaignName: name, Winner: w.Name, PValue: *r.PValue}
-	if r.ConfidenceLevel != nil {
-		d.ConfidenceLevel = *r.ConfidenceLevel
+	if r.WinnerConfidence != nil {
+		d.ConfidenceLevel = *r.WinnerConfidence
 	}
 	if r.EffectSize != nil {
 		d.EffectSize = *r.EffectSize
@@ -186,14 +190,15 @@ func bestArm(arms []stats.ArmResult) int {
 	return best
 }
 
-// analyze runs the statistics over a campaign's counters.
-func analyze(vs []*Variant) stats.Result {
+// analyze runs the statistics over a campaign's counters, decided by the
+// campaign's engine.
+func analyze(vs []*Variant, engine string) stats.Result {
 	arms := make([]stats.Arm, len(vs))
 	for i, v := range vs {
 		arms[i] = stats.Arm{ID: v.ID, Name: v.Name, Impressions: v.Impressions, Conversions: v.Conversions,
 			Allocation: v.TrafficAllocation, Control: v.IsControl}
 	}
-	return stats.Analyze(arms)
+	return stats.AnalyzeWith(arms, stats.Engine(engine))
 }
 
 // ScheduleResult says what one scheduler pass did.

@@ -147,16 +147,19 @@ func (db *DB) SendTestDelivery(ctx context.Context, appID, webhookID int64) (*De
 // Deliveries of one webhook claimed together share their Headers map: it
 // is read-only.
 type ClaimedDelivery struct {
-	ID         int64
-	WebhookID  int64
-	Event      string
-	Payload    []byte
-	CreatedAt  time.Time
-	URL        string
-	Secret     string
-	Headers    map[string]string
-	Timeout    time.Duration
-	MaxRetries int
+	ID        int64
+	WebhookID int64
+	Event     string
+	Payload   []byte
+	CreatedAt time.Time
+	URL       string
+	Secret    string
+	// PreviousSecret is the secret replaced by a rotation whose grace
+	// period had not ended when the delivery was claimed, or "".
+	PreviousSecret string
+	Headers        map[string]string
+	Timeout        time.Duration
+	MaxRetries     int
 	// Attempt is the 1-based number of this attempt within the current
 	// round (since queued or last redelivered).
 	Attempt int
@@ -279,17 +282,20 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 		for h := range byHook {
 			hooks = append(hooks, h)
 		}
-		rows, err = tx.query(`SELECT id, url, secret, headers, timeout_seconds, max_retries FROM webhooks
-			WHERE id IN (SELECT value FROM json_each(?))`, jsonIDs(hooks))
+		// The previous secret is read only while its grace period lasts, so
+		// after it the dispatcher cannot sign with it even by mistake.
+		rows, err = tx.query(`SELECT id, url, secret, headers, timeout_seconds, max_retries,
+				CASE WHEN previous_secret_expires_at > ? THEN previous_secret ELSE '' END
+			FROM webhooks WHERE id IN (SELECT value FROM json_each(?))`, ms(tx.now), jsonIDs(hooks))
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var id int64
-			var url, secret, headers string
+			var url, secret, headers, previous string
 			var timeout, retries int
-			if err := rows.Scan(&id, &url, &secret, &headers, &timeout, &retries); err != nil {
+			if err := rows.Scan(&id, &url, &secret, &headers, &timeout, &retries, &previous); err != nil {
 				return err
 			}
 			var h map[string]string
@@ -297,8 +303,10 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 				return err
 			}
 			secret, serr := tx.db.openSecret(secret)
+			previous, perr := tx.db.openSecret(previous)
+			serr = errors.Join(serr, perr)
 			for _, c := range byHook[id] {
-				c.URL, c.Secret, c.SecretErr, c.Headers, c.MaxRetries = url, secret, serr, h, retries
+				c.URL, c.Secret, c.PreviousSecret, c.SecretErr, c.Headers, c.MaxRetries = url, secret, previous, serr, h, retries
 				c.Timeout = time.Duration(timeout) * time.Second
 			}
 		}
@@ -475,8 +483,10 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 			// Defence in depth: the secret is never sent, so it can only
 			// appear here by coincidence. A short one would match ordinary
 			// words, mangling the message and hinting at the secret.
-			if len(o.Claim.Secret) >= 8 {
-				m = strings.ReplaceAll(m, o.Claim.Secret, "[secret]")
+			for _, secret := range []string{o.Claim.Secret, o.Claim.PreviousSecret} {
+				if len(secret) >= 8 {
+					m = strings.ReplaceAll(m, secret, "[secret]")
+				}
 			}
 			if len(m) > maxWebhookAttemptErrorLen {
 				m = strings.ToValidUTF8(m[:maxWebhookAttemptErrorLen], "")

@@ -17,7 +17,7 @@ import (
 
 // secretColumns lists the webhook columns holding a secret, which
 // SetSecretKeys checks and re-encrypts.
-var secretColumns = []string{"secret"}
+var secretColumns = []string{"secret", "previous_secret"}
 
 // errNoSecretKey is the error of a sealed secret read without keys.
 var errNoSecretKey = errors.New("webhook secret is encrypted but no secret key is configured")

@@ -224,3 +224,52 @@ func mapsEqual(a, b map[int64]string) bool {
 	}
 	return true
 }
+
+// TestRotatedSecretsEncryptedAtRest: a rotation under a key stores both the
+// new and the previous secret sealed, and the claim opens both for the
+// grace period's two signatures.
+func TestRotatedSecretsEncryptedAtRest(t *testing.T) {
+	ctx := context.Background()
+	db, path := storeOpen(t)
+	app, err := db.CreateApp(ctx, "a", "free", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SetSecretKeys(ctx, secRing(t, keyring.Generate())); err != nil {
+		t.Fatal(err)
+	}
+	old, next := "whsec_OLD_rotation_4b3c2d1e", "whsec_NEW_rotation_8f7e6d5c"
+	w, err := db.CreateWebhook(ctx, app.ID, WebhookInput{URL: whPtr("http://127.0.0.1:1/"), Events: &[]string{"*"}, Secret: &old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.RotateWebhookSecret(ctx, app.ID, w.ID, RotateSecretInput{Secret: &next}); err != nil {
+		t.Fatal(err)
+	}
+	var secret, previous string
+	if err := db.read.QueryRow(`SELECT secret, previous_secret FROM webhooks WHERE id = ?`, w.ID).Scan(&secret, &previous); err != nil {
+		t.Fatal(err)
+	}
+	if !keyring.Sealed(secret) || !keyring.Sealed(previous) {
+		t.Fatalf("stored secret %q and previous %q, want both sealed", secret, previous)
+	}
+	for _, s := range []string{old, next} {
+		if secFileHas(t, path, s) {
+			t.Fatalf("plaintext %q found in the database file", s)
+		}
+	}
+	sealedNext := "enc:v1:x"
+	if _, err := db.RotateWebhookSecret(ctx, app.ID, w.ID, RotateSecretInput{Secret: &sealedNext}); ErrorCode(err) != EINVALID {
+		t.Fatalf("rotating to a sealed-looking secret: %v, want EINVALID", err)
+	}
+	if _, err := db.SendTestDelivery(ctx, app.ID, w.ID); err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := db.ClaimDueDeliveries(ctx, time.Now().Add(time.Second), ClaimOptions{Limit: 10, PerWebhook: 5, Lease: 10 * time.Second})
+	if err != nil || len(claimed) != 1 {
+		t.Fatalf("claimed %d, %v", len(claimed), err)
+	}
+	if c := claimed[0]; c.Secret != next || c.PreviousSecret != old || c.SecretErr != nil {
+		t.Fatalf("claim: secret %q previous %q (%v), want %q and %q", c.Secret, c.PreviousSecret, c.SecretErr, next, old)
+	}
+}

@@ -98,6 +98,12 @@ type Webhook struct {
 	TotalFailures       int64             `json:"totalFailures"`
 	CreatedAt           Time              `json:"createdAt"`
 	UpdatedAt           Time              `json:"updatedAt"`
+	// SecretRotatedAt is when the secret was last rotated, or nil.
+	SecretRotatedAt *Time `json:"secretRotatedAt"`
+	// PreviousSecretExpiresAt is when the secret replaced by the last
+	// rotation stops signing; nil when there is none. A time in the past
+	// means only the current secret signs.
+	PreviousSecretExpiresAt *Time `json:"previousSecretExpiresAt"`
 }
 
 // WebhookInput is a create or a partial update; nil fields are left alone
@@ -116,7 +122,8 @@ type WebhookInput struct {
 // reservedHeaders are set by the dispatcher itself, or describe the
 // connection and body framing; a webhook cannot override them.
 var reservedHeaders = []string{"content-type", "user-agent", "host", "content-length",
-	"transfer-encoding", "connection", "te", "trailer", "upgrade", "keep-alive", "proxy-connection"}
+	"transfer-encoding", "connection", "te", "trailer", "upgrade", "keep-alive", "proxy-connection",
+	"webhook-id", "webhook-timestamp", "webhook-signature"}
 
 // validate checks the fields present and returns the normalised events.
 func (in *WebhookInput) validate(create bool) ([]string, error) {
@@ -272,16 +279,20 @@ func validHeaderValue(s string) bool {
 }
 
 const webhookColumns = `id, app_id, url, events, secret, headers, max_retries, timeout_seconds, description,
-	status, consecutive_failures, total_successes, total_failures, created_at, updated_at`
+	status, consecutive_failures, total_successes, total_failures, created_at, updated_at,
+	secret_rotated_at, previous_secret_expires_at`
 
 func scanWebhook(row scanner) (*Webhook, error) {
 	w := &Webhook{}
 	var events, secret, headers string
 	var created, updated int64
+	var rotated, prevExpires sql.NullInt64
 	if err := row.Scan(&w.ID, &w.AppID, &w.URL, &events, &secret, &headers, &w.MaxRetries, &w.TimeoutSeconds,
-		&w.Description, &w.Status, &w.ConsecutiveFailures, &w.TotalSuccesses, &w.TotalFailures, &created, &updated); err != nil {
+		&w.Description, &w.Status, &w.ConsecutiveFailures, &w.TotalSuccesses, &w.TotalFailures, &created, &updated,
+		&rotated, &prevExpires); err != nil {
 		return nil, err
 	}
+	w.SecretRotatedAt, w.PreviousSecretExpiresAt = TimePtr(nullMS(rotated)), TimePtr(nullMS(prevExpires))
 	if err := json.Unmarshal([]byte(events), &w.Events); err != nil {
 		return nil, err
 	}
@@ -390,11 +401,16 @@ func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInpu
 			add("events", string(ev))
 		}
 		if in.Secret != nil {
+			// Setting the secret outright replaces it at once: a grace
+			// period is what rotate-secret is for, so any previous secret
+			// still in its grace stops signing too.
 			sealed, err := db.sealSecret(*in.Secret)
 			if err != nil {
 				return err
 			}
 			add("secret", sealed)
+			add("previous_secret", "")
+			add("previous_secret_expires_at", nil)
 		}
 		if in.Headers != nil {
 			h := *in.Headers

@@ -81,9 +81,23 @@ func (d *Dispatcher) send(ctx context.Context, c *store.ClaimedDelivery) store.A
 	h.Set("Content-Type", "application/json")
 	h.Set("User-Agent", UserAgent)
 	h.Set("X-Service-Event", c.Event)
-	h.Set("X-Service-Delivery-ID", strconv.FormatInt(c.ID, 10))
+	id := strconv.FormatInt(c.ID, 10)
+	h.Set("X-Service-Delivery-ID", id)
+	// The Standard Webhooks headers are set directly, not through Set, to
+	// keep the standard's lowercase names on the wire. webhook-id is the
+	// delivery id, so it stays the same across retries and redelivery and
+	// receivers can use it to drop duplicates; it and the timestamp are
+	// sent with or without a secret.
+	ts := start.Unix()
+	h[HeaderWebhookID] = []string{id}
+	h[HeaderWebhookTimestamp] = []string{strconv.FormatInt(ts, 10)}
 	if c.Secret != "" {
+		// The spec's signature uses the current secret only; the standard
+		// one carries the previous secret's too while a rotation's grace
+		// period lasts. Both are computed here, from the claim, so the
+		// secrets are read in one place.
 		h.Set("X-Service-Signature", Sign(c.Secret, c.Payload))
+		h[HeaderWebhookSignature] = []string{StandardSignatures(id, ts, body, c.Secret, c.PreviousSecret)}
 	}
 	resp, err := d.Client.Do(req)
 	if err != nil {
