@@ -322,6 +322,18 @@ func TestCLIMigrate(t *testing.T) {
 	want([]string{"version"}, latest)
 }
 
+// migrate schema prints the embedded schema.sql, needing no database.
+func TestCLIMigrateSchema(t *testing.T) {
+	want, err := os.ReadFile("../schema.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cliRun(t, nil, "migrate", "schema", "--db", filepath.Join(t.TempDir(), "absent", "x.db"))
+	if r.code != 0 || r.stdout != string(want) {
+		t.Fatalf("migrate schema: exit %d, %d bytes (want %d of schema.sql); stderr %s", r.code, len(r.stdout), len(want), r.stderr)
+	}
+}
+
 func TestCLISeed(t *testing.T) {
 	db := cliDB(t)
 	m := cliJSON(t, nil, "seed", "--db", db)
