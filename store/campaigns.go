@@ -166,7 +166,7 @@ func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campa
 	if create || in.Name != nil {
 		if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
 			fe.Add("name", "is required")
-		} else if len(*in.Name) > MaxNameLen {
+		} else if tooLong(*in.Name, MaxNameLen) {
 			fe.Add("name", fmt.Sprintf("must be at most %d characters", MaxNameLen))
 		} else {
 			n := strings.TrimSpace(*in.Name)
@@ -209,8 +209,8 @@ func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campa
 		ed.setGoal = true
 		if string(in.GoalEventID) != "null" {
 			var g string
-			if json.Unmarshal(in.GoalEventID, &g) != nil || strings.TrimSpace(g) == "" || len(g) > 200 {
-				fe.Add("goalEventId", "must be a non-empty string of at most 200 characters, or null")
+			if json.Unmarshal(in.GoalEventID, &g) != nil || strings.TrimSpace(g) == "" || tooLong(g, MaxEventIDLen) {
+				fe.Add("goalEventId", fmt.Sprintf("must be a non-empty string of at most %d characters, or null", MaxEventIDLen))
 			} else {
 				ed.goal = &g
 			}
@@ -259,7 +259,7 @@ func validateVariants(vs []VariantInput, fe FieldErrors) []VariantInput {
 		} else if *v.ContentViewID < 1 {
 			fe.Add(p+".contentViewId", "must be a content view id")
 		}
-		if v.Name != nil && (strings.TrimSpace(*v.Name) == "" || len(*v.Name) > MaxNameLen) {
+		if v.Name != nil && (strings.TrimSpace(*v.Name) == "" || tooLong(*v.Name, MaxNameLen)) {
 			fe.Add(p+".name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
 		}
 		if v.TrafficAllocation != nil {
