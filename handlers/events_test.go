@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"service/jsonjs"
 	"service/store"
 )
 
@@ -28,7 +29,7 @@ type evClock struct{ ms atomic.Int64 }
 func (c *evClock) now() time.Time              { return time.UnixMilli(c.ms.Load()).UTC() }
 func (c *evClock) set(t time.Time)             { c.ms.Store(t.UnixMilli()) }
 func (c *evClock) add(d time.Duration)         { c.ms.Add(d.Milliseconds()) }
-func (c *evClock) stamp() string               { return c.now().Format(store.TimeFormat) }
+func (c *evClock) stamp() string               { return c.now().Format(jsonjs.TimeLayout) }
 func (c *evClock) plus(d time.Duration) string { return c.now().Add(d).Format(time.RFC3339Nano) }
 
 // evSetup is an environment whose database clock stands at evT0.
@@ -658,7 +659,7 @@ func TestEventLogIDIdempotent(t *testing.T) {
 			t.Fatalf("%s: first=%v, retry=%v", k, first[k], second[k])
 		}
 	}
-	if second["eventId"] != "purchase" || second["timestamp"] != clock.now().Add(-time.Minute).Format(store.TimeFormat) {
+	if second["eventId"] != "purchase" || second["timestamp"] != clock.now().Add(-time.Minute).Format(jsonjs.TimeLayout) {
 		t.Fatalf("retry answered %v, want the first event", second)
 	}
 	if got := evIDs(e.evList("")); !slices.Equal(got, []int64{num(first, "id")}) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"service/jsonjs"
 	"service/migrations"
 )
 
@@ -527,7 +528,7 @@ func TestStoreContentWebhookOutbox(t *testing.T) {
 	if got := deliveries(); len(got) != 0 {
 		t.Fatalf("a draft queued %v", got)
 	}
-	stamp := func() string { return clock.Format(TimeFormat) }
+	stamp := func() string { return clock.Format(jsonjs.TimeLayout) }
 	var want []delivery
 	for _, step := range []struct {
 		status string

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"service/jsonjs"
 )
 
 // whEnv is a database with one app and a controllable clock.
@@ -519,7 +521,7 @@ func TestFormSubmitStoresAndEmits(t *testing.T) {
 	// key first, then insertion order; numbers as JavaScript writes them.
 	data := `{"10":"ten","z":"<b>&\"é\"</b>","a":1.5}`
 	want := fmt.Sprintf(`{"formSubmissionId":%d,"contentViewId":%d,"contentViewName":"Contact","submittedAt":%q,"data":%s,"userId":"u1","sessionId":null,"environment":null}`,
-		sub.ID, c.ID, e.clock.Format(TimeFormat), data)
+		sub.ID, c.ID, e.clock.Format(jsonjs.TimeLayout), data)
 	list, _, err := e.db.FindDeliveries(ctx, e.app, hook.ID, "", ListOptions{Limit: 10, Page: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -26,8 +26,8 @@ type ceClock struct{ ms atomic.Int64 }
 
 func (c *ceClock) now() time.Time            { return time.UnixMilli(c.ms.Load()).UTC() }
 func (c *ceClock) add(d time.Duration)       { c.ms.Add(d.Milliseconds()) }
-func (c *ceClock) stamp() string             { return c.now().Format(store.TimeFormat) }
-func (c *ceClock) at(d time.Duration) string { return c.now().Add(d).Format(store.TimeFormat) }
+func (c *ceClock) stamp() string             { return c.now().Format(jsonjs.TimeLayout) }
+func (c *ceClock) at(d time.Duration) string { return c.now().Add(d).Format(jsonjs.TimeLayout) }
 
 // ceEnv is the e2e environment with a controlled clock, two published
 // blocks and a webhook subscribed to everything.
