@@ -19,7 +19,7 @@ func TestWatchSeesOtherHandlesCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := evMustCampaign(t, server, app.ID, "goal", []evArm{{alloc: 50, control: true}, {alloc: 50}})
+	c := mustCreateCampaign(t, server, app.ID, "goal", []testArm{{alloc: 50, control: true}, {alloc: 50}})
 	answer := func() string {
 		t.Helper()
 		b, err := server.Variant(ctx, app.ID, c.ID, &VariantRequest{UserID: "returning"}, nil)
