@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"service/internal/fixture"
 	"service/internal/testclock"
 	"service/stats"
 )
@@ -619,5 +620,28 @@ func TestEventsDeleteBefore(t *testing.T) {
 	}
 	if got := countConversions(t, db, c.ID); got != 1 {
 		t.Fatalf("conversions=%d after retention, want 1", got)
+	}
+}
+
+// The analytics API reproduces published worked z-tests (the shared
+// testdata/stats_tables.json): the treatment's pValue is the two-tailed p
+// of the pooled two-proportion test against the control.
+func TestEventsAnalyticsPublishedExamples(t *testing.T) {
+	ctx := context.Background()
+	for _, ex := range fixture.Stats(t).ZTestWorked.Rows {
+		t.Run(ex.Name, func(t *testing.T) {
+			db, app, _ := mustOpenApp(t, eventsT0)
+			c := mustCreateCampaign(t, db, app, "purchase", []testArm{{alloc: 50, control: true}, {alloc: 50}})
+			setCounters(t, db, c.Variants[0].ID, ex.N2, ex.C2)
+			setCounters(t, db, c.Variants[1].ID, ex.N1, ex.C1)
+			got, err := db.CampaignAnalytics(ctx, app, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := got.Variants[1].PValue
+			if p == nil || math.Abs(*p-ex.P) > ex.TolP {
+				t.Fatalf("treatment pValue=%s, want %v (±%v) as published", fmtPtr(p), ex.P, ex.TolP)
+			}
+		})
 	}
 }
