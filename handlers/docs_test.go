@@ -13,7 +13,6 @@ import (
 
 	"service/internal/fixture"
 	"service/internal/testclock"
-	"service/store"
 )
 
 // update rewrites the golden answers of docs/api.md's examples:
@@ -85,21 +84,29 @@ func shapeOf(t *testing.T, what string, raw []byte) []string {
 }
 
 // TestDocsExamples runs the curl examples of docs/api.md, in order, through
-// the real router, on the world they assume: app 1 with two published
-// blocks and a published block with an email form (ids 1 to 3), and a
-// clock at the documented moment. Every answer must be a success with the
+// the real router, on the world they assume: app 1 with the seeded demo's
+// content blocks (ids 1 to 3, the third with an email form), and a clock
+// at the documented moment. Every answer must be a success with the
 // documented fields (ids and times aside), and the answers together must
 // equal testdata/api_examples.golden.json.
 func TestDocsExamples(t *testing.T) {
 	e := newEnv(t)
 	e.DB.Now = testclock.New(time.Date(2026, 11, 22, 0, 44, 37, 920_000_000, time.UTC)).Now
-	for _, name := range []string{"Hero A", "Hero B"} {
-		e.must(http.StatusCreated, "POST", "/v1/apps/1/content", e.Admin, map[string]any{
-			"name": name, "status": store.ContentPublished, "items": []any{map[string]any{"type": "heading", "content": name}}})
+	// The seeded demo's blocks (testdata/demo.golden.json), which the
+	// examples refer to by id.
+	var demo struct {
+		Content []struct {
+			Name   string          `json:"name"`
+			Status string          `json:"status"`
+			Items  json.RawMessage `json:"items"`
+		} `json:"content"`
+		Audiences json.RawMessage `json:"audiences"`
+		Campaigns json.RawMessage `json:"campaigns"`
 	}
-	e.must(http.StatusCreated, "POST", "/v1/apps/1/content", e.Admin, map[string]any{
-		"name": "Newsletter", "status": store.ContentPublished, "items": []any{map[string]any{"type": "form",
-			"fields": []any{map[string]any{"name": "email", "type": "email", "label": "Email", "required": true}}}}})
+	fixture.JSON(t, "demo.golden.json", &demo)
+	for _, b := range demo.Content {
+		e.must(http.StatusCreated, "POST", "/v1/apps/1/content", e.Admin, b)
+	}
 	keys := map[string]string{"ADMIN_KEY": e.Admin, "CLIENT_KEY": e.Cli, "READ_KEY": e.Read}
 
 	type answer struct {
