@@ -7,12 +7,14 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -21,6 +23,7 @@ import (
 
 	_ "modernc.org/sqlite" // the "sqlite" driver, to check the file from outside
 
+	"service/internal/fixture"
 	"service/store"
 )
 
@@ -327,6 +330,18 @@ func TestCLIMigrate(t *testing.T) {
 	want([]string{"version"}, latest)
 }
 
+// migrate schema prints the embedded schema.sql, needing no database.
+func TestCLIMigrateSchema(t *testing.T) {
+	want, err := os.ReadFile("../schema.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := cliRun(t, nil, "migrate", "schema", "--db", filepath.Join(t.TempDir(), "absent", "x.db"))
+	if r.code != 0 || r.stdout != string(want) {
+		t.Fatalf("migrate schema: exit %d, %d bytes (want %d of schema.sql); stderr %s", r.code, len(r.stdout), len(want), r.stderr)
+	}
+}
+
 func TestCLISeed(t *testing.T) {
 	db := cliDB(t)
 	m := cliJSON(t, nil, "seed", "--db", db)
@@ -351,6 +366,56 @@ func TestCLISeed(t *testing.T) {
 	if err != nil || len(blocks) == 0 {
 		t.Fatalf("seed made no published blocks: %v", err)
 	}
+	fixture.Golden(t, "demo.golden.json", fixture.Indent(t, demoData(t, s, app)), *update)
+}
+
+// update rewrites the seeded demo's data: go test ./cmd -run TestCLISeed -update.
+var update = flag.Bool("update", false, "rewrite testdata/demo.golden.json")
+
+// demoBlock is a content block of the demo as the golden file lists it;
+// the handlers' docs test builds its world from these.
+type demoBlock struct {
+	Name   string          `json:"name"`
+	Status string          `json:"status"`
+	Items  json.RawMessage `json:"items"`
+}
+
+// demoData is what the seeded demo holds, without keys, ids of keys and
+// times, which differ on every run: its blocks in id order, its
+// audiences and its campaigns.
+func demoData(t *testing.T, s *store.DB, app int64) map[string]any {
+	ctx := context.Background()
+	all := store.ListOptions{Limit: 100, Page: 1}
+	blocks, _, err := s.FindContents(ctx, app, "", all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(blocks, func(a, b *store.ContentView) int { return int(a.ID - b.ID) })
+	var content []demoBlock
+	for _, b := range blocks {
+		content = append(content, demoBlock{b.Name, b.Status, b.Items})
+	}
+	auds, _, err := s.FindAudiences(ctx, app, "", all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var audiences []any
+	for _, a := range auds {
+		audiences = append(audiences, map[string]any{"name": a.Name, "status": a.Status, "definition": a.Definition, "customerCount": a.CustomerCount})
+	}
+	camps, _, err := s.FindCampaigns(ctx, app, "", all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var campaigns []any
+	for _, c := range camps {
+		var vs []any
+		for _, v := range c.Variants {
+			vs = append(vs, map[string]any{"name": v.Name, "contentViewId": v.ContentViewID, "trafficAllocation": v.TrafficAllocation, "isControl": v.IsControl})
+		}
+		campaigns = append(campaigns, map[string]any{"name": c.Name, "status": c.Status, "goalEventId": c.GoalEventID, "variants": vs})
+	}
+	return map[string]any{"content": content, "audiences": audiences, "campaigns": campaigns}
 }
 
 // cliServer is a running `service serve`.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"service/internal/testwait"
 )
 
 // The end-to-end harness: the binary TestMain built (cliBin), run as a
@@ -134,13 +136,5 @@ func e2eNum(m map[string]any, k string) int64 {
 	return int64(f)
 }
 
-func e2eWait(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// e2eWait polls cond until it holds or timeout passes.
+var e2eWait = testwait.Until

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -9,10 +10,10 @@ import (
 	"service/store"
 )
 
-func newMigrateCmd() *cobra.Command {
+func newMigrateCmd(schema string) *cobra.Command {
 	m := &cobra.Command{
-		Use:   "migrate [up | down N | version]",
-		Short: "Apply or roll back schema migrations (default: up)",
+		Use:   "migrate [up | down N | version | schema]",
+		Short: "Apply or roll back schema migrations (default: up), or print the schema they build",
 		Args:  cobra.MaximumNArgs(2),
 	}
 	db := addDBFlag(m)
@@ -20,6 +21,11 @@ func newMigrateCmd() *cobra.Command {
 		action := "up"
 		if len(args) > 0 {
 			action = args[0]
+		}
+		if action == "schema" {
+			// The schema the latest migration leaves, with no database needed.
+			_, err := io.WriteString(cmd.OutOrStdout(), schema)
+			return err
 		}
 		// Open migrates up by itself; only "down" must avoid that.
 		d, err := store.OpenNoMigrate(cmd.Context(), *db)
@@ -41,7 +47,7 @@ func newMigrateCmd() *cobra.Command {
 			err = d.Migrate(cmd.Context(), -n)
 		case "version":
 		default:
-			return fmt.Errorf("unknown migrate action %q: use up, down N or version", action)
+			return fmt.Errorf("unknown migrate action %q: use up, down N, version or schema", action)
 		}
 		if err != nil {
 			return err

@@ -20,12 +20,14 @@ import (
 var Version = "dev"
 
 // Execute runs the command line under ctx, which ends on SIGINT or SIGTERM.
-func Execute(ctx context.Context) error {
-	return NewRoot(os.Stdout, os.Stderr).ExecuteContext(ctx)
+// schema is the text of schema.sql, embedded by main.
+func Execute(ctx context.Context, schema string) error {
+	return NewRoot(os.Stdout, os.Stderr, schema).ExecuteContext(ctx)
 }
 
-// NewRoot builds the command tree writing to out and errOut.
-func NewRoot(out, errOut io.Writer) *cobra.Command {
+// NewRoot builds the command tree writing to out and errOut; schema is the
+// text `migrate schema` prints.
+func NewRoot(out, errOut io.Writer, schema string) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "service",
 		Short:         "Campaigns, content blocks, audiences, events, forms and webhooks over HTTP",
@@ -40,7 +42,7 @@ func NewRoot(out, errOut io.Writer) *cobra.Command {
 	}
 	root.SetOut(out)
 	root.SetErr(errOut)
-	root.AddCommand(newServeCmd(), newMigrateCmd(), newSeedCmd(), newAppsCmd(), newKeysCmd(),
+	root.AddCommand(newServeCmd(), newMigrateCmd(schema), newSeedCmd(), newAppsCmd(), newKeysCmd(),
 		newUsersCmd(), newSecretsCmd())
 	return root
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"service/jsonjs"
 	"service/store"
 )
 
@@ -55,7 +56,7 @@ func seedMore(ctx context.Context, d *store.DB, appID int64, contentIDs []int64,
 		return nil, err
 	}
 	name, status, goal := "Homepage hero", store.CampaignActive, `"purchase"`
-	end := []byte(`"` + d.Now().UTC().AddDate(0, 1, 0).Format(store.TimeFormat) + `"`)
+	end := []byte(`"` + d.Now().UTC().AddDate(0, 1, 0).Format(jsonjs.TimeLayout) + `"`)
 	ctl, a, b := true, contentIDs[0], contentIDs[1]
 	nameA, nameB := "Control", "Free shipping"
 	half := 50.0

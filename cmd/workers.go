@@ -22,7 +22,7 @@ func workers(c Config, db *store.DB, log *slog.Logger) []func(context.Context) e
 		// Retention runs often enough that events outlive --retention by at
 		// most a tenth of it (an hour at most), and never busier than 1/s.
 		(&scheduler.Retention{DB: db, Keep: c.Retention, Interval: max(min(c.Retention/10, time.Hour), time.Second), Log: log}).Run,
-		(&scheduler.AudienceScheduler{DB: db, Interval: c.AudienceInterval, Log: log}).Run,
+		(&scheduler.Audiences{DB: db, Interval: c.AudienceInterval, Log: log}).Run,
 		dispatcher.Run,
 	}
 }

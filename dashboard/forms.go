@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"service/jsonjs"
 	"service/store"
 )
 
@@ -110,7 +111,7 @@ func (d *Dashboard) handleSubmissionsCSV(w http.ResponseWriter, r *req) {
 	flusher, _ := w.(http.Flusher)
 	n := 0
 	err = d.DB.EachFormSubmission(r.Context(), r.App.ID, id, func(s *store.FormSubmission) error {
-		row := []string{strconv.FormatInt(s.ID, 10), s.SubmittedAt.UTC().Format(store.TimeFormat),
+		row := []string{strconv.FormatInt(s.ID, 10), s.SubmittedAt.UTC().Format(jsonjs.TimeLayout),
 			csvCell(deref(s.UserID)), csvCell(deref(s.SessionID)), csvCell(deref(s.Environment))}
 		for _, v := range dataValues(s.Data, cols) {
 			row = append(row, csvCell(v))

@@ -80,7 +80,7 @@ func TestAnalyticsRoute(t *testing.T) {
 			t.Fatalf("u%d: variant=%d, want %d", i, got, want)
 		}
 	}
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	for arm, n := range conv {
 		for j := range n {
 			e.evLog(map[string]any{"eventId": "purchase", "userId": fmt.Sprint("u", 2*j+arm)})
@@ -207,7 +207,7 @@ func TestAnalyticsRouteZeroCounts(t *testing.T) {
 	t.Run("NoConversions", func(t *testing.T) {
 		e.evAssign(c.id, map[string]any{"userId": "a"})
 		e.evAssign(c.id, map[string]any{"userId": "b"})
-		clock.add(time.Second)
+		clock.Add(time.Second)
 		e.evLog(map[string]any{"eventId": "view", "userId": "a"})
 		m := e.anaGet(c.id, e.Admin)
 		if num(m, "totalImpressions") != 2 || num(m, "totalConversions") != 0 || anaNum(t, m, "averageConversionRate") != 0 {

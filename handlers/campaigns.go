@@ -96,26 +96,12 @@ func (s *Server) handleCampaignDelete(w http.ResponseWriter, r *http.Request) {
 var answerBuf = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
 
 // decodeVariantRequest reads and checks the SDK's variant body.
-func decodeVariantRequest(w http.ResponseWriter, r *http.Request, req *store.VariantRequest) bool {
+func (s *Server) decodeVariantRequest(w http.ResponseWriter, r *http.Request, req *store.VariantRequest) bool {
 	if !decodeJSON(w, r, req) {
 		return false
 	}
-	fe := store.FieldErrors{}
-	if req.UserID == "" && req.SessionID == "" {
-		fe.Add("userId", "userId or sessionId is required")
-	}
-	if len(req.UserID) > 256 {
-		fe.Add("userId", "must be at most 256 characters")
-	}
-	if len(req.SessionID) > 256 {
-		fe.Add("sessionId", "must be at most 256 characters")
-	}
-	if len(req.Attributes) > 100 {
-		fe.Add("attributes", "must have at most 100 keys")
-	}
-	if err := fe.Err(); err != nil {
-		e := err.(*store.Error)
-		invalid(w, e.Message, e.Details)
+	if err := req.Validate(); err != nil {
+		s.writeError(w, r, err)
 		return false
 	}
 	return true
@@ -127,7 +113,7 @@ func (s *Server) handleVariant(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req store.VariantRequest
-	if !decodeVariantRequest(w, r, &req) {
+	if !s.decodeVariantRequest(w, r, &req) {
 		return
 	}
 	bp := answerBuf.Get().(*[]byte)
@@ -143,7 +129,7 @@ func (s *Server) handleVariant(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleVariants(w http.ResponseWriter, r *http.Request) {
 	var req store.VariantRequest
-	if !decodeVariantRequest(w, r, &req) {
+	if !s.decodeVariantRequest(w, r, &req) {
 		return
 	}
 	bp := answerBuf.Get().(*[]byte)

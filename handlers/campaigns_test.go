@@ -14,30 +14,21 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"service/assign"
+	"service/internal/testclock"
 	"service/store"
 )
 
 // campaignFarEnd is an endDate no test clock reaches.
 const campaignFarEnd = "2099-01-01T00:00:00.000Z"
 
-// campaignClock is a settable clock that request goroutines may read while
-// the test moves it.
-type campaignClock struct{ ms atomic.Int64 }
-
-func (c *campaignClock) now() time.Time      { return time.UnixMilli(c.ms.Load()).UTC() }
-func (c *campaignClock) set(t time.Time)     { c.ms.Store(t.UnixMilli()) }
-func (c *campaignClock) add(d time.Duration) { c.ms.Add(d.Milliseconds()) }
-
 // campaignUseClock makes the store read its time from a clock set to t.
-func campaignUseClock(e *testEnv, t time.Time) *campaignClock {
-	c := &campaignClock{}
-	c.set(t)
-	e.DB.Now = c.now
+func campaignUseClock(e *testEnv, t time.Time) *testclock.Clock {
+	c := testclock.New(t)
+	e.DB.Now = c.Now
 	return c
 }
 
@@ -1005,20 +996,20 @@ func TestCampaignVariantOutsideWindow(t *testing.T) {
 	clock := campaignUseClock(e, t0)
 	id := campaignInState(e, blocks, "active", map[string]any{"endDate": t0.Add(time.Hour).Format(time.RFC3339)})
 
-	clock.set(t0.Add(time.Hour)) // endDate itself is outside: [start, end)
+	clock.Set(t0.Add(time.Hour)) // endDate itself is outside: [start, end)
 	campaignWantNotActive(e, id, map[string]any{"userId": "late"})
-	clock.set(t0.Add(-time.Minute))
+	clock.Set(t0.Add(-time.Minute))
 	campaignWantNotActive(e, id, map[string]any{"userId": "early"})
 	if got := campaignImpressions(e, id); got != 0 {
 		t.Fatalf("totalImpressions=%d outside the window, want 0", got)
 	}
 
-	clock.set(t0.Add(30 * time.Minute))
+	clock.Set(t0.Add(30 * time.Minute))
 	a := campaignAssign(e, id, map[string]any{"userId": "inside"})
 	if !*a.ImpressionRecorded {
 		t.Fatal("inside the window: impressionRecorded=false")
 	}
-	clock.set(t0.Add(2 * time.Hour))
+	clock.Set(t0.Add(2 * time.Hour))
 	campaignWantNotActive(e, id, map[string]any{"userId": "inside"})
 	campaignWantNotActive(e, id, map[string]any{"userId": "late"})
 	if got, want := campaignImpressions(e, id), int64(1); got != want {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"service/jsonjs"
 	"service/store"
 )
 
@@ -262,7 +263,7 @@ func TestContentStateMoves(t *testing.T) {
 	var lastPublished string
 	for i, to := range []string{"published", "archived", "draft", "published", "draft", "archived", "published", "published", "archived", "archived", "draft"} {
 		clock = clock.Add(time.Second)
-		stamp := clock.Format(store.TimeFormat)
+		stamp := clock.Format(jsonjs.TimeLayout)
 		path := pathf("/v1/content/%d", id)
 		if i%2 == 1 {
 			path = pathf("/v1/content/%d/%d", e.App.ID, id)

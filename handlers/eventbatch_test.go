@@ -43,8 +43,8 @@ func TestEventBatchAnswersEachEventInOrder(t *testing.T) {
 	var prev int64
 	for i, want := range []string{"a", "b", "c"} {
 		it := items[i]
-		if it["success"] != true || it["eventId"] != want || it["timestamp"] != clk.stamp() {
-			t.Fatalf("item %d=%v, want success for %s at %s", i, it, want, clk.stamp())
+		if it["success"] != true || it["eventId"] != want || it["timestamp"] != clk.Stamp() {
+			t.Fatalf("item %d=%v, want success for %s at %s", i, it, want, clk.Stamp())
 		}
 		if id := num(it, "id"); id <= prev {
 			t.Fatalf("item %d id=%d, want above %d", i, id, prev)
@@ -61,7 +61,7 @@ func TestEventBatchAnswersEachEventInOrder(t *testing.T) {
 func TestEventBatchLogIDIdempotent(t *testing.T) {
 	e, clk := evSetup(t)
 	first := e.evLog(map[string]any{"eventId": "purchase", "userId": "u1", "logId": "L1"})
-	clk.add(time.Minute)
+	clk.Add(time.Minute)
 	m := e.evBatch(http.StatusOK, e.Cli, map[string]any{"events": []any{
 		map[string]any{"eventId": "purchase", "userId": "u1", "logId": "L1"}, // seen on the single route
 		map[string]any{"eventId": "view", "userId": "u1", "logId": "L2"},

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"service/internal/testclock"
+	"service/jsonjs"
 	"service/store"
 )
 
@@ -21,23 +23,12 @@ var evT0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
 const evRun = 30 * 24 * time.Hour
 
-// evClock drives e.DB.Now. It is atomic because the store's batcher reads
-// the clock on its own goroutine.
-type evClock struct{ ms atomic.Int64 }
-
-func (c *evClock) now() time.Time              { return time.UnixMilli(c.ms.Load()).UTC() }
-func (c *evClock) set(t time.Time)             { c.ms.Store(t.UnixMilli()) }
-func (c *evClock) add(d time.Duration)         { c.ms.Add(d.Milliseconds()) }
-func (c *evClock) stamp() string               { return c.now().Format(store.TimeFormat) }
-func (c *evClock) plus(d time.Duration) string { return c.now().Add(d).Format(time.RFC3339Nano) }
-
 // evSetup is an environment whose database clock stands at evT0.
-func evSetup(t testing.TB) (*testEnv, *evClock) {
+func evSetup(t testing.TB) (*testEnv, *testclock.Clock) {
 	t.Helper()
 	e := newEnv(t)
-	c := &evClock{}
-	c.set(evT0)
-	e.DB.Now = c.now
+	c := testclock.New(evT0)
+	e.DB.Now = c.Now
 	return e, c
 }
 
@@ -152,14 +143,14 @@ func TestEventLogAnswer(t *testing.T) {
 		key  string
 	}{{"Admin", e.Admin}, {"Client", e.Cli}} {
 		t.Run(tc.name, func(t *testing.T) {
-			clock.add(1234 * time.Millisecond)
+			clock.Add(1234 * time.Millisecond)
 			m := e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/events", e.App.ID), tc.key,
 				map[string]any{"eventId": "signup", "userId": "u-" + tc.name, "sessionId": "s1", "metadata": map[string]any{"plan": "pro", "amount": 12.5}})
 			if got, want := len(m), 4; got != want {
 				t.Fatalf("answer has %d fields, want 4: %v", got, m)
 			}
-			if m["success"] != true || m["eventId"] != "signup" || m["timestamp"] != clock.stamp() {
-				t.Fatalf("answer=%v, want success, eventId signup, timestamp %s", m, clock.stamp())
+			if m["success"] != true || m["eventId"] != "signup" || m["timestamp"] != clock.Stamp() {
+				t.Fatalf("answer=%v, want success, eventId signup, timestamp %s", m, clock.Stamp())
 			}
 			if id := num(m, "id"); id <= last {
 				t.Fatalf("id=%d, want a new id above %d", id, last)
@@ -175,7 +166,7 @@ func TestEventLogAnswer(t *testing.T) {
 	}
 	ev := list[0]
 	meta, _ := json.Marshal(ev["metadata"])
-	if num(ev, "id") != last || ev["eventId"] != "signup" || ev["sessionId"] != "s1" || string(meta) != `{"amount":12.5,"plan":"pro"}` || ev["timestamp"] != clock.stamp() {
+	if num(ev, "id") != last || ev["eventId"] != "signup" || ev["sessionId"] != "s1" || string(meta) != `{"amount":12.5,"plan":"pro"}` || ev["timestamp"] != clock.Stamp() {
 		t.Fatalf("stored event=%v", ev)
 	}
 
@@ -294,8 +285,8 @@ func TestEventListFilters(t *testing.T) {
 		{eventID: "view", userID: "alice"},
 	}
 	for i, ev := range evs {
-		clock.set(evT0.Add(time.Duration(i) * time.Hour))
-		ev.at = clock.now()
+		clock.Set(evT0.Add(time.Duration(i) * time.Hour))
+		ev.at = clock.Now()
 		body := map[string]any{"eventId": ev.eventID}
 		if ev.userID != "" {
 			body["userId"] = ev.userID
@@ -451,11 +442,11 @@ func TestEventListLimitAndPaging(t *testing.T) {
 func TestEventConversionAfterImpression(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	if got, want := e.evAssign(c.id, map[string]any{"userId": "u1"}), c.variants[0]; got != want {
 		t.Fatalf("variant=%d, want %d", got, want)
 	}
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
 	e.evWantConversions(c, 1, 0)
 }
@@ -464,7 +455,7 @@ func TestEventConversionOtherEventID(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
 	e.evAssign(c.id, map[string]any{"userId": "u1"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.evLog(map[string]any{"eventId": "add_to_cart", "userId": "u1"})
 	e.evLog(map[string]any{"eventId": "Purchase", "userId": "u1"})
 	e.evWantConversions(c, 0, 0)
@@ -478,7 +469,7 @@ func TestEventConversionWithoutImpression(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
 	e.evAssign(c.id, map[string]any{"userId": "u1"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "stranger"})
 	e.evLog(map[string]any{"eventId": "purchase"})
 	e.evWantConversions(c, 0, 0)
@@ -490,13 +481,13 @@ func TestEventConversionWithoutImpression(t *testing.T) {
 func TestEventConversionBeforeImpression(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.evAssign(c.id, map[string]any{"userId": "u1"})
 	// The earlier purchase is not counted retroactively.
 	e.evWantConversions(c, 0, 0)
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
 	e.evWantConversions(c, 1, 0)
 }
@@ -507,12 +498,12 @@ func TestEventConversionBeforeImpression(t *testing.T) {
 func TestEventConversionClockBehindImpression(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
-	clock.add(10 * time.Second)
+	clock.Add(10 * time.Second)
 	e.evAssign(c.id, map[string]any{"userId": "u1"})
-	clock.add(-5 * time.Second)
+	clock.Add(-5 * time.Second)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
 	e.evWantConversions(c, 0, 0)
-	clock.add(5 * time.Second)
+	clock.Add(5 * time.Second)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
 	e.evWantConversions(c, 1, 0)
 }
@@ -524,16 +515,16 @@ func TestEventConversionAfterEnd(t *testing.T) {
 	e.evAssign(c.id, map[string]any{"userId": "u2"})
 	// No scheduler runs: the campaign is still "active", yet its period is
 	// over; endDate itself is outside [startDate, endDate).
-	clock.set(evT0.Add(evRun))
+	clock.Set(evT0.Add(evRun))
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
-	clock.add(time.Hour)
+	clock.Add(time.Hour)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u2"})
 	e.evWantConversions(c, 0, 0)
 	if got := e.must(http.StatusOK, "GET", pathf("/v1/campaigns/%d", c.id), e.Admin, nil)["status"]; got != "active" {
 		t.Fatalf("status=%v, want active (no scheduler ran)", got)
 	}
 	// One millisecond earlier still counts.
-	clock.set(evT0.Add(evRun - time.Millisecond))
+	clock.Set(evT0.Add(evRun - time.Millisecond))
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
 	e.evWantConversions(c, 1, 0)
 }
@@ -542,14 +533,14 @@ func TestEventConversionWhilePaused(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
 	e.evAssign(c.id, map[string]any{"userId": "u1"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.must(http.StatusOK, "PATCH", pathf("/v1/campaigns/%d/status", c.id), e.Admin, map[string]any{"status": "paused"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
 	e.evWantConversions(c, 0, 0)
 	// Resumed, the same user converts on a new goal event.
 	e.must(http.StatusOK, "PATCH", pathf("/v1/campaigns/%d/status", c.id), e.Admin, map[string]any{"status": "active"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
 	e.evWantConversions(c, 1, 0)
 }
@@ -558,7 +549,7 @@ func TestEventConversionAfterComplete(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
 	e.evAssign(c.id, map[string]any{"userId": "u1"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.must(http.StatusOK, "PATCH", pathf("/v1/campaigns/%d/status", c.id), e.Admin, map[string]any{"status": "completed"})
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
 	e.evWantConversions(c, 0, 0)
@@ -569,7 +560,7 @@ func TestEventConversionOncePerUser(t *testing.T) {
 	c := e.evCreateCampaign("purchase", nil)
 	e.evAssign(c.id, map[string]any{"userId": "u1"})
 	for range 3 {
-		clock.add(time.Second)
+		clock.Add(time.Second)
 		e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
 	}
 	e.evWantConversions(c, 1, 0)
@@ -587,7 +578,7 @@ func TestEventConversionAssignedVariant(t *testing.T) {
 			t.Fatalf("u%d: variant=%d, want %d", i+1, got, want)
 		}
 	}
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u2"})
 	e.evWantConversions(c, 0, 1)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u4"})
@@ -599,7 +590,7 @@ func TestEventConversionSessionID(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
 	e.evAssign(c.id, map[string]any{"sessionId": "sess-1"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	// A userId equal to the session's text is another user.
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "sess-1"})
 	e.evWantConversions(c, 0, 0)
@@ -612,7 +603,7 @@ func TestEventConversionUserID(t *testing.T) {
 	c := e.evCreateCampaign("purchase", nil)
 	// userId wins over sessionId as the key of the assignment.
 	e.evAssign(c.id, map[string]any{"userId": "u1", "sessionId": "sess-1"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.evLog(map[string]any{"eventId": "purchase", "sessionId": "sess-1"})
 	e.evLog(map[string]any{"eventId": "purchase", "sessionId": "u1"})
 	e.evWantConversions(c, 0, 0)
@@ -624,7 +615,7 @@ func TestEventConversionOtherApp(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
 	e.evAssign(c.id, map[string]any{"userId": "u1"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	other, admin, _, _ := e.newApp("other", "enterprise", 1000)
 	e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/events", other.ID), admin, map[string]any{"eventId": "purchase", "userId": "u1"})
 	e.evWantConversions(c, 0, 0)
@@ -636,7 +627,7 @@ func TestEventConversionAnalytics(t *testing.T) {
 	for i := range 4 {
 		e.evAssign(c.id, map[string]any{"userId": fmt.Sprint("u", i)})
 	}
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1"})
 	m := e.must(http.StatusOK, "GET", pathf("/v1/campaigns/%d/analytics", c.id), e.Admin, nil)
 	if num(m, "totalImpressions") != 4 || num(m, "totalConversions") != 1 {
@@ -648,9 +639,9 @@ func TestEventLogIDIdempotent(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
 	e.evAssign(c.id, map[string]any{"userId": "u1"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	first := e.evLog(map[string]any{"eventId": "purchase", "userId": "u1", "logId": "log-1"})
-	clock.add(time.Minute)
+	clock.Add(time.Minute)
 	// A retry, even with another body, answers the first event.
 	second := e.evLog(map[string]any{"eventId": "other", "userId": "u2", "logId": "log-1"})
 	for _, k := range []string{"id", "eventId", "timestamp", "success"} {
@@ -658,7 +649,7 @@ func TestEventLogIDIdempotent(t *testing.T) {
 			t.Fatalf("%s: first=%v, retry=%v", k, first[k], second[k])
 		}
 	}
-	if second["eventId"] != "purchase" || second["timestamp"] != clock.now().Add(-time.Minute).Format(store.TimeFormat) {
+	if second["eventId"] != "purchase" || second["timestamp"] != clock.Now().Add(-time.Minute).Format(jsonjs.TimeLayout) {
 		t.Fatalf("retry answered %v, want the first event", second)
 	}
 	if got := evIDs(e.evList("")); !slices.Equal(got, []int64{num(first, "id")}) {
@@ -688,7 +679,7 @@ func TestConcurrentLogID(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
 	e.evAssign(c.id, map[string]any{"userId": "u1"})
-	clock.add(time.Second)
+	clock.Add(time.Second)
 	const clients = 50
 	body := `{"eventId":"purchase","userId":"u1","logId":"retry-me"}`
 	answers := make([]string, clients)

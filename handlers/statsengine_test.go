@@ -87,7 +87,7 @@ func TestAnalyticsStatsEngine(t *testing.T) {
 			for i := range 2 * perArm {
 				e.evAssign(c.id, map[string]any{"userId": fmt.Sprint(tc.engine, "-u", i)})
 			}
-			clock.add(time.Second)
+			clock.Add(time.Second)
 			for arm, n := range conv {
 				for j := range n {
 					e.evLog(map[string]any{"eventId": "purchase-" + tc.engine, "userId": fmt.Sprint(tc.engine, "-u", 2*int(j)+arm)})

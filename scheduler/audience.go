@@ -12,8 +12,8 @@ import (
 	"service/store"
 )
 
-// AudienceScheduler recounts every active audience each Interval.
-type AudienceScheduler struct {
+// Audiences recounts every active audience each Interval.
+type Audiences struct {
 	DB       *store.DB
 	Interval time.Duration
 	Log      *slog.Logger
@@ -26,7 +26,7 @@ const maxAudienceBackoff = 16
 // pass is logged and the loop goes on; while passes keep failing it skips
 // a growing number of ticks (1, 2, 4, ... up to 16), so a broken database
 // is not hammered with full scans.
-func (s *AudienceScheduler) Run(ctx context.Context) error {
+func (s *Audiences) Run(ctx context.Context) error {
 	interval := s.Interval
 	if interval <= 0 {
 		interval = 5 * time.Minute

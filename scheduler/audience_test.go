@@ -39,7 +39,7 @@ func audienceSchedWait(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func TestAudienceSchedulerRecountsOnTick(t *testing.T) {
+func TestAudiencesRecountsOnTick(t *testing.T) {
 	ctx := context.Background()
 	db, app := newAudienceSchedDB(t)
 	name := "Germans"
@@ -65,7 +65,7 @@ func TestAudienceSchedulerRecountsOnTick(t *testing.T) {
 
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	s := &AudienceScheduler{DB: db, Interval: 50 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &Audiences{DB: db, Interval: 50 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	go func() { done <- s.Run(runCtx) }()
 
 	var first time.Time
@@ -111,12 +111,12 @@ func TestAudienceSchedulerRecountsOnTick(t *testing.T) {
 	}
 }
 
-func TestAudienceSchedulerGoesOnAfterErrors(t *testing.T) {
+func TestAudiencesGoOnAfterErrors(t *testing.T) {
 	db, _ := newAudienceSchedDB(t)
 	db.Close() // every pass now fails
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := &audienceSchedLog{ch: make(chan struct{}, 16)}
-	s := &AudienceScheduler{DB: db, Interval: 5 * time.Millisecond, Log: slog.New(slog.NewTextHandler(logs, nil))}
+	s := &Audiences{DB: db, Interval: 5 * time.Millisecond, Log: slog.New(slog.NewTextHandler(logs, nil))}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 	for range 2 {

@@ -9,10 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"service/internal/testclock"
 	"service/store"
 )
 
@@ -20,18 +20,11 @@ import (
 // test clock decides what is due.
 var campaignT0 = time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC)
 
-// campaignClock is a clock the scheduler goroutine reads while the test
-// moves it.
-type campaignClock struct{ ms atomic.Int64 }
-
-func (c *campaignClock) now() time.Time  { return time.UnixMilli(c.ms.Load()).UTC() }
-func (c *campaignClock) set(t time.Time) { c.ms.Store(t.UnixMilli()) }
-
 // campaignEnv is a database on the test clock with one app and two blocks.
 type campaignEnv struct {
 	t      *testing.T
 	db     *store.DB
-	clock  *campaignClock
+	clock  *testclock.Clock
 	app    int64
 	blocks []int64
 }
@@ -44,9 +37,8 @@ func newCampaignEnv(t *testing.T) *campaignEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	c := &campaignClock{}
-	c.set(campaignT0)
-	db.Now = c.now
+	c := testclock.New(campaignT0)
+	db.Now = c.Now
 	app, err := db.CreateApp(ctx, "sched", "free", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +142,7 @@ func TestCampaignSchedulerStartsDraftOnTick(t *testing.T) {
 	if got := e.status(id); got != "draft" {
 		t.Fatalf("status=%s before the startDate, want draft", got)
 	}
-	e.clock.set(campaignT0.Add(2 * time.Minute))
+	e.clock.Set(campaignT0.Add(2 * time.Minute))
 	e.waitStatus(id, "active")
 	c, err := e.db.FindCampaignByID(context.Background(), e.app, id)
 	if err != nil {
@@ -172,7 +164,7 @@ func TestCampaignSchedulerCompletesOnTick(t *testing.T) {
 	if a, p := e.status(active), e.status(paused); a != "active" || p != "paused" {
 		t.Fatalf("before the endDate: %s, %s", a, p)
 	}
-	e.clock.set(campaignT0.Add(time.Hour)) // the endDate is exclusive
+	e.clock.Set(campaignT0.Add(time.Hour)) // the endDate is exclusive
 	e.waitStatus(active, "completed")
 	e.waitStatus(paused, "completed")
 }
@@ -186,7 +178,7 @@ func TestCampaignSchedulerCatchUp(t *testing.T) {
 	starts := e.create(at(time.Hour), at(10*time.Hour), "draft")
 	ends := e.create(nil, at(2*time.Hour), "active")
 	endsPaused := e.create(nil, at(2*time.Hour), "paused")
-	e.clock.set(campaignT0.Add(5 * time.Hour))
+	e.clock.Set(campaignT0.Add(5 * time.Hour))
 
 	e.run(time.Hour, nil)
 	e.waitStatus(starts, "active")
@@ -244,7 +236,7 @@ func TestCampaignSchedulerSurvivesErrors(t *testing.T) {
 func TestCampaignSchedulerLogsMoves(t *testing.T) {
 	e := newCampaignEnv(t)
 	id := e.create(nil, at(time.Hour), "active")
-	e.clock.set(campaignT0.Add(2 * time.Hour))
+	e.clock.Set(campaignT0.Add(2 * time.Hour))
 	var log syncBuffer
 	e.run(time.Hour, &log)
 	e.waitStatus(id, "completed")

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strconv"
 	"testing"
+
+	"service/internal/fixture"
 )
 
 // near reports whether got is within tol of want (absolute).
@@ -22,20 +24,10 @@ func relNear(got, want, rel float64) bool {
 }
 
 func TestNormalCDF(t *testing.T) {
-	// Values from any standard normal table (7 decimals).
-	tests := []struct {
-		z, want float64
-	}{
-		{0, 0.5},
-		{1.96, 0.9750021},
-		{-1, 0.1586553},
-		{1, 0.8413447},
-		{-3, 0.0013499},
-		{2.5758293035489, 0.995},
-	}
-	for _, tt := range tests {
-		if got, want := NormalCDF(tt.z), tt.want; !near(got, want, 5e-8) {
-			t.Errorf("NormalCDF(%v) = %.9f, want %.7f", tt.z, got, want)
+	// A standard normal table (7 decimals).
+	for _, tt := range fixture.Stats(t).NormalCDF.Rows {
+		if got, want := NormalCDF(tt.Z), tt.P; !near(got, want, 5e-8) {
+			t.Errorf("NormalCDF(%v) = %.9f, want %.7f", tt.Z, got, want)
 		}
 	}
 	// Deep tail: 1 − Φ(8) ≈ 6.220960574e-16 must keep relative precision,
@@ -63,53 +55,24 @@ func TestTwoSidedP(t *testing.T) {
 	}
 }
 
-// TestZTestWorkedExamples checks ZTest against published worked solutions.
-// Each source computes z = (p̂₁ − p̂₂)/√(p̂(1−p̂)(1/n₁+1/n₂)) by hand and reads
+// TestZTestWorkedExamples checks ZTest against published worked solutions
+// (testdata/stats_tables.json). Each source computes z by hand and reads
 // the p-value from a normal table, so agreement is to their rounding.
 func TestZTestWorkedExamples(t *testing.T) {
-	tests := []struct {
-		name           string
-		c1, n1, c2, n2 int64
-		wantZ, wantP   float64
-		tolZ, tolP     float64
-	}{
-		{
-			// https://homeworksource.com/p/1078444 — 300 NYC voters (56%)
-			// vs 200 DC voters (48%): z = 1.7555, two-tailed p = 0.0792.
-			name: "voters 168/300 vs 96/200",
-			c1:   168, n1: 300, c2: 96, n2: 200,
-			wantZ: 1.7555, wantP: 0.0792, tolZ: 5e-5, tolP: 5e-5,
-		},
-		{
-			// https://homeworksource.com/p/997366 — x1=28, n1=254,
-			// x2=36, n2=301: z = −0.3441, two-tailed p = 0.7307.
-			name: "28/254 vs 36/301",
-			c1:   28, n1: 254, c2: 36, n2: 301,
-			wantZ: -0.3441, wantP: 0.7307, tolZ: 5e-5, tolP: 5e-5,
-		},
-		{
-			// http://business.uni.edu/clayson/Ext/statZTest.htm — 140/200
-			// vs 150/200: z = −1.12, one-tailed "sig" 0.1314 (from a table
-			// at z = 1.12), so two-tailed 0.2628 to the table's rounding.
-			name: "students 140/200 vs 150/200",
-			c1:   140, n1: 200, c2: 150, n2: 200,
-			wantZ: -1.12, wantP: 0.2628, tolZ: 5e-3, tolP: 5e-4,
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			z, p, ok := ZTest(tt.c1, tt.n1, tt.c2, tt.n2)
+	for _, tt := range fixture.Stats(t).ZTestWorked.Rows {
+		t.Run(tt.Name, func(t *testing.T) {
+			z, p, ok := ZTest(tt.C1, tt.N1, tt.C2, tt.N2)
 			if !ok {
 				t.Fatalf("ZTest ok = false, want true")
 			}
-			if got, want := z, tt.wantZ; !near(got, want, tt.tolZ) {
+			if got, want := z, tt.Z; !near(got, want, tt.TolZ) {
 				t.Errorf("z = %.6f, want %.4f", got, want)
 			}
-			if got, want := p, tt.wantP; !near(got, want, tt.tolP) {
+			if got, want := p, tt.P; !near(got, want, tt.TolP) {
 				t.Errorf("p = %.6f, want %.4f", got, want)
 			}
 			// Swapping the arms flips the sign and keeps p.
-			z2, p2, _ := ZTest(tt.c2, tt.n2, tt.c1, tt.n1)
+			z2, p2, _ := ZTest(tt.C2, tt.N2, tt.C1, tt.N1)
 			if got, want := z2, -z; !near(got, want, 1e-12) {
 				t.Errorf("swapped z = %v, want %v", got, want)
 			}
@@ -224,31 +187,19 @@ func TestZTestEdgeCases(t *testing.T) {
 	}
 }
 
-// TestWilson checks against Newcombe (1998), "Two-sided confidence intervals
-// for the single proportion: comparison of seven methods", Statistics in
-// Medicine 17:857–872, Table I, method 3 (score interval without continuity
-// correction), 95%, which lists 81/263 → 0.2553–0.3662, 15/148 →
-// 0.0624–0.1605, 0/20 → 0.0000–0.1611 and 1/29 → 0.0061–0.1718.
+// TestWilson checks against Newcombe (1998), Table I, method 3 (score
+// interval without continuity correction), 95% (testdata/stats_tables.json).
 func TestWilson(t *testing.T) {
-	tests := []struct {
-		c, n                 int64
-		wantLower, wantUpper float64
-	}{
-		{81, 263, 0.2553, 0.3662},
-		{15, 148, 0.0624, 0.1605},
-		{0, 20, 0.0000, 0.1611},
-		{1, 29, 0.0061, 0.1718},
-	}
-	for _, tt := range tests {
-		lo, hi, ok := Wilson(tt.c, tt.n, Z95)
+	for _, tt := range fixture.Stats(t).Wilson.Rows {
+		lo, hi, ok := Wilson(tt.C, tt.N, Z95)
 		if !ok {
-			t.Fatalf("Wilson(%d, %d) ok = false", tt.c, tt.n)
+			t.Fatalf("Wilson(%d, %d) ok = false", tt.C, tt.N)
 		}
-		if got, want := round(lo, 4), tt.wantLower; got != want {
-			t.Errorf("Wilson(%d, %d) lower = %.6f, want %.4f", tt.c, tt.n, lo, want)
+		if got, want := round(lo, 4), tt.Lower; got != want {
+			t.Errorf("Wilson(%d, %d) lower = %.6f, want %.4f", tt.C, tt.N, lo, want)
 		}
-		if got, want := round(hi, 4), tt.wantUpper; got != want {
-			t.Errorf("Wilson(%d, %d) upper = %.6f, want %.4f", tt.c, tt.n, hi, want)
+		if got, want := round(hi, 4), tt.Upper; got != want {
+			t.Errorf("Wilson(%d, %d) upper = %.6f, want %.4f", tt.C, tt.N, hi, want)
 		}
 	}
 }
@@ -290,29 +241,11 @@ func TestWilsonEdgeCases(t *testing.T) {
 }
 
 func TestChiSquareSFTable(t *testing.T) {
-	// Critical values as printed (3 decimals) in standard chi-square tables,
-	// e.g. NIST/SEMATECH e-Handbook §1.3.6.7.4, and the same quantiles to
-	// full precision.
-	tests := []struct {
-		x    float64
-		df   int
-		want float64
-		tol  float64
-	}{
-		{3.841, 1, 0.05, 1e-4},
-		{5.991, 2, 0.05, 1e-4},
-		{11.345, 3, 0.01, 1e-4},
-		{18.307, 10, 0.05, 1e-4},
-		{6.635, 1, 0.01, 1e-4},
-		{9.488, 4, 0.05, 1e-4},
-		{3.841458820694124, 1, 0.05, 1e-12},
-		{5.991464547107979, 2, 0.05, 1e-12},
-		{11.344866730144373, 3, 0.01, 1e-12},
-		{18.307038053275146, 10, 0.05, 1e-12},
-	}
-	for _, tt := range tests {
-		if got, want := ChiSquareSF(tt.x, tt.df), tt.want; !near(got, want, tt.tol) {
-			t.Errorf("ChiSquareSF(%v, %d) = %.12f, want %v", tt.x, tt.df, got, want)
+	// Critical values as printed in standard tables, and to full precision
+	// (testdata/stats_tables.json).
+	for _, tt := range fixture.Stats(t).ChiSquare.Rows {
+		if got, want := ChiSquareSF(tt.X, tt.DF), tt.P; !near(got, want, tt.Tol) {
+			t.Errorf("ChiSquareSF(%v, %d) = %.12f, want %v", tt.X, tt.DF, got, want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -323,7 +324,7 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 	var eventQuery strings.Builder
 	eventQuery.WriteString(`SELECT u.key * ? + CASE e.event_id`)
 	for i := range eventIDs {
-		eventQuery.WriteString(` WHEN ? THEN ` + itoa(i))
+		eventQuery.WriteString(` WHEN ? THEN ` + strconv.Itoa(i))
 	}
 	eventQuery.WriteString(` END, e.ts FROM json_each(?) AS u JOIN events AS e
 		ON e.app_id = ? AND e.user_id = u.value AND e.event_id IN (` + placeholders(len(eventIDs)) + `)`)

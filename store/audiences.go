@@ -18,9 +18,6 @@ const (
 	AudienceArchived = "archived"
 )
 
-// MaxAudienceDescriptionLen bounds an audience's description.
-const MaxAudienceDescriptionLen = 2000
-
 // Audience is a user segment: a rule definition over user attributes and
 // events, with the number of known users it matched at its last count.
 type Audience struct {
@@ -58,11 +55,11 @@ func (in *AudienceInput) validate(create bool) (json.RawMessage, error) {
 	if in.Name != nil || create {
 		if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
 			fe.Add("name", "is required")
-		} else if len(*in.Name) > MaxNameLen {
+		} else if tooLong(*in.Name, MaxNameLen) {
 			fe.Add("name", fmt.Sprintf("must be at most %d characters", MaxNameLen))
 		}
 	}
-	if in.Description != nil && len(*in.Description) > MaxAudienceDescriptionLen {
+	if in.Description != nil && tooLong(*in.Description, MaxAudienceDescriptionLen) {
 		fe.Add("description", fmt.Sprintf("must be at most %d characters", MaxAudienceDescriptionLen))
 	}
 	if in.Status != nil && *in.Status != AudienceActive && *in.Status != AudienceArchived {

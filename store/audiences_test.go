@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -15,24 +14,10 @@ import (
 	"time"
 )
 
-// audTestDB opens a fresh database with one app and a clock the test moves.
-func audTestDB(tb testing.TB) (*DB, int64, *time.Time) {
-	tb.Helper()
-	db, err := Open(context.Background(), filepath.Join(tb.TempDir(), "aud.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	clock := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	db.Now = func() time.Time { return clock }
-	app, err := db.CreateApp(context.Background(), "aud", "pro", 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return db, app.ID, &clock
-}
+// audienceT0 is when audience tests start.
+var audienceT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func audMustCreate(tb testing.TB, db *DB, appID int64, def string) *Audience {
+func mustCreateAudience(tb testing.TB, db *DB, appID int64, def string) *Audience {
 	tb.Helper()
 	name := "aud"
 	a, err := db.CreateAudience(context.Background(), appID, AudienceInput{Name: &name, Definition: json.RawMessage(def)})
@@ -42,21 +27,21 @@ func audMustCreate(tb testing.TB, db *DB, appID int64, def string) *Audience {
 	return a
 }
 
-func audMustTouch(tb testing.TB, db *DB, appID int64, userID string, attrs map[string]any) {
+func mustTouchUser(tb testing.TB, db *DB, appID int64, userID string, attrs map[string]any) {
 	tb.Helper()
 	if err := db.withTx(context.Background(), func(tx *Tx) error { return tx.touchUser(appID, userID, attrs) }); err != nil {
 		tb.Fatalf("touchUser %s: %v", userID, err)
 	}
 }
 
-func audMustEvent(tb testing.TB, db *DB, appID int64, userID, eventID string, at time.Time) {
+func mustInsertEvent(tb testing.TB, db *DB, appID int64, userID, eventID string, at time.Time) {
 	tb.Helper()
 	if _, err := db.write.Exec(`INSERT INTO events (app_id, event_id, user_id, ts) VALUES (?, ?, ?, ?)`, appID, eventID, userID, ms(at)); err != nil {
 		tb.Fatal(err)
 	}
 }
 
-func audInAudience(tb testing.TB, db *DB, appID, audienceID int64, userID string) bool {
+func inAudience(tb testing.TB, db *DB, appID, audienceID int64, userID string) bool {
 	tb.Helper()
 	var in bool
 	err := db.withTx(context.Background(), func(tx *Tx) error {
@@ -70,7 +55,7 @@ func audInAudience(tb testing.TB, db *DB, appID, audienceID int64, userID string
 	return in
 }
 
-func audProfile(tb testing.TB, db *DB, appID int64, userID string) *UserProfile {
+func mustProfile(tb testing.TB, db *DB, appID int64, userID string) *UserProfile {
 	tb.Helper()
 	p, err := db.FindUserByID(context.Background(), appID, userID)
 	if err != nil {
@@ -80,12 +65,12 @@ func audProfile(tb testing.TB, db *DB, appID int64, userID string) *UserProfile 
 }
 
 func TestAudienceTouchUser(t *testing.T) {
-	db, app, clock := audTestDB(t)
-	start := *clock
+	db, app, clock := mustOpenApp(t, audienceT0)
+	start := clock.Now()
 
 	t.Run("InsertsUnknownUser", func(t *testing.T) {
-		audMustTouch(t, db, app, "u1", nil)
-		p := audProfile(t, db, app, "u1")
+		mustTouchUser(t, db, app, "u1", nil)
+		p := mustProfile(t, db, app, "u1")
 		if got, want := p.FirstSeen.Time, start; !got.Equal(want) {
 			t.Fatalf("firstSeen=%v, want %v", got, want)
 		}
@@ -108,9 +93,9 @@ func TestAudienceTouchUser(t *testing.T) {
 			{90 * time.Second, 60 * time.Second},
 			{121 * time.Second, 121 * time.Second},
 		} {
-			*clock = start.Add(step.after)
-			audMustTouch(t, db, app, "u1", nil)
-			p := audProfile(t, db, app, "u1")
+			clock.Set(start.Add(step.after))
+			mustTouchUser(t, db, app, "u1", nil)
+			p := mustProfile(t, db, app, "u1")
 			if got, want := p.LastSeen.Time, start.Add(step.want); !got.Equal(want) {
 				t.Fatalf("after %v: lastSeen=%v, want %v", step.after, got, want)
 			}
@@ -121,23 +106,23 @@ func TestAudienceTouchUser(t *testing.T) {
 	})
 
 	t.Run("MergesShallowly", func(t *testing.T) {
-		*clock = start.Add(time.Hour)
-		audMustTouch(t, db, app, "u2", map[string]any{"country": "DE", "age": 30.0, "prefs": map[string]any{"a": 1.0, "b": 2.0}})
-		audMustTouch(t, db, app, "u2", map[string]any{"age": 31.0, "plan": "pro", "prefs": map[string]any{"c": 3.0}, "country": nil, "never": nil})
-		p := audProfile(t, db, app, "u2")
+		clock.Set(start.Add(time.Hour))
+		mustTouchUser(t, db, app, "u2", map[string]any{"country": "DE", "age": 30.0, "prefs": map[string]any{"a": 1.0, "b": 2.0}})
+		mustTouchUser(t, db, app, "u2", map[string]any{"age": 31.0, "plan": "pro", "prefs": map[string]any{"c": 3.0}, "country": nil, "never": nil})
+		p := mustProfile(t, db, app, "u2")
 		got, _ := json.Marshal(p.Attributes)
 		if want := `{"age":31,"plan":"pro","prefs":{"c":3}}`; string(got) != want {
 			t.Fatalf("attributes=%s, want %s", got, want)
 		}
-		if got, want := p.FirstSeen.Time, *clock; !got.Equal(want) {
+		if got, want := p.FirstSeen.Time, clock.Now(); !got.Equal(want) {
 			t.Fatalf("firstSeen=%v, want %v", got, want)
 		}
 	})
 
 	t.Run("AttributesWriteLastSeen", func(t *testing.T) {
-		*clock = clock.Add(10 * time.Second)
-		audMustTouch(t, db, app, "u2", map[string]any{"plan": "free"})
-		if got, want := audProfile(t, db, app, "u2").LastSeen.Time, *clock; !got.Equal(want) {
+		clock.Add(10 * time.Second)
+		mustTouchUser(t, db, app, "u2", map[string]any{"plan": "free"})
+		if got, want := mustProfile(t, db, app, "u2").LastSeen.Time, clock.Now(); !got.Equal(want) {
 			t.Fatalf("lastSeen=%v, want %v", got, want)
 		}
 	})
@@ -181,7 +166,7 @@ func TestAudienceTouchUser(t *testing.T) {
 		for i := range MaxAttributes {
 			first[fmt.Sprintf("k%d", i)] = i
 		}
-		audMustTouch(t, db, app, "u4", first)
+		mustTouchUser(t, db, app, "u4", first)
 		err := db.withTx(context.Background(), func(tx *Tx) error {
 			return tx.touchUser(app, "u4", map[string]any{"extra": 1})
 		})
@@ -189,20 +174,20 @@ func TestAudienceTouchUser(t *testing.T) {
 			t.Fatalf("code=%s, want %s", got, want)
 		}
 		// Replacing one key and removing another keeps the profile in bounds.
-		audMustTouch(t, db, app, "u4", map[string]any{"k0": nil, "extra": 1})
-		if got, want := len(audProfile(t, db, app, "u4").Attributes), MaxAttributes; got != want {
+		mustTouchUser(t, db, app, "u4", map[string]any{"k0": nil, "extra": 1})
+		if got, want := len(mustProfile(t, db, app, "u4").Attributes), MaxAttributes; got != want {
 			t.Fatalf("attributes=%d, want %d", got, want)
 		}
 	})
 }
 
 func TestAudienceUserInAudience(t *testing.T) {
-	db, app, clock := audTestDB(t)
-	now := *clock
-	attrOnly := audMustCreate(t, db, app, `{"logic":"AND","rules":[{"field":"country","operator":"equals","value":"DE"},{"field":"age","operator":"greater_than_or_equal","value":18}]}`)
-	event := audMustCreate(t, db, app, `{"rules":[{"ruleType":"event","eventId":"purchase","operator":"performed_within","timeWindow":{"value":7,"unit":"days"}}]}`)
-	count := audMustCreate(t, db, app, `{"rules":[{"ruleType":"event","eventId":"login","operator":"performed_count","count":2,"comparison":"at_least"}]}`)
-	archived := audMustCreate(t, db, app, `{"rules":[{"field":"country","operator":"exists"}]}`)
+	db, app, clock := mustOpenApp(t, audienceT0)
+	now := clock.Now()
+	attrOnly := mustCreateAudience(t, db, app, `{"logic":"AND","rules":[{"field":"country","operator":"equals","value":"DE"},{"field":"age","operator":"greater_than_or_equal","value":18}]}`)
+	event := mustCreateAudience(t, db, app, `{"rules":[{"ruleType":"event","eventId":"purchase","operator":"performed_within","timeWindow":{"value":7,"unit":"days"}}]}`)
+	count := mustCreateAudience(t, db, app, `{"rules":[{"ruleType":"event","eventId":"login","operator":"performed_count","count":2,"comparison":"at_least"}]}`)
+	archived := mustCreateAudience(t, db, app, `{"rules":[{"field":"country","operator":"exists"}]}`)
 	st := AudienceArchived
 	if _, err := db.UpdateAudience(context.Background(), app, archived.ID, AudienceInput{Status: &st}); err != nil {
 		t.Fatal(err)
@@ -212,23 +197,23 @@ func TestAudienceUserInAudience(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	audMustTouch(t, db, app, "adult-de", map[string]any{"country": "DE", "age": 30})
-	audMustTouch(t, db, app, "minor-de", map[string]any{"country": "DE", "age": 12})
-	audMustTouch(t, db, app, "adult-fr", map[string]any{"country": "FR", "age": 40})
-	audMustTouch(t, db, app, "age-text", map[string]any{"country": "DE", "age": "30"})
-	audMustTouch(t, db, app, "buyer", nil)
-	audMustTouch(t, db, app, "old-buyer", nil)
-	audMustTouch(t, db, app, "edge-buyer", nil)
-	audMustEvent(t, db, app, "buyer", "purchase", now.Add(-time.Hour))
-	audMustEvent(t, db, app, "buyer", "login", now.Add(-40*24*time.Hour))
-	audMustEvent(t, db, app, "buyer", "login", now.Add(-2*time.Hour))
-	audMustEvent(t, db, app, "old-buyer", "purchase", now.Add(-8*24*time.Hour))
-	audMustEvent(t, db, app, "old-buyer", "login", now.Add(-time.Hour))
-	audMustEvent(t, db, app, "edge-buyer", "purchase", now.Add(-7*24*time.Hour))
+	mustTouchUser(t, db, app, "adult-de", map[string]any{"country": "DE", "age": 30})
+	mustTouchUser(t, db, app, "minor-de", map[string]any{"country": "DE", "age": 12})
+	mustTouchUser(t, db, app, "adult-fr", map[string]any{"country": "FR", "age": 40})
+	mustTouchUser(t, db, app, "age-text", map[string]any{"country": "DE", "age": "30"})
+	mustTouchUser(t, db, app, "buyer", nil)
+	mustTouchUser(t, db, app, "old-buyer", nil)
+	mustTouchUser(t, db, app, "edge-buyer", nil)
+	mustInsertEvent(t, db, app, "buyer", "purchase", now.Add(-time.Hour))
+	mustInsertEvent(t, db, app, "buyer", "login", now.Add(-40*24*time.Hour))
+	mustInsertEvent(t, db, app, "buyer", "login", now.Add(-2*time.Hour))
+	mustInsertEvent(t, db, app, "old-buyer", "purchase", now.Add(-8*24*time.Hour))
+	mustInsertEvent(t, db, app, "old-buyer", "login", now.Add(-time.Hour))
+	mustInsertEvent(t, db, app, "edge-buyer", "purchase", now.Add(-7*24*time.Hour))
 	// Events of a user the profile table does not know.
-	audMustEvent(t, db, app, "ghost", "purchase", now.Add(-time.Hour))
+	mustInsertEvent(t, db, app, "ghost", "purchase", now.Add(-time.Hour))
 	// The same user id in another app is another user.
-	audMustEvent(t, db, other.ID, "old-buyer", "purchase", now.Add(-time.Hour))
+	mustInsertEvent(t, db, other.ID, "old-buyer", "purchase", now.Add(-time.Hour))
 
 	for _, tc := range []struct {
 		name     string
@@ -254,7 +239,7 @@ func TestAudienceUserInAudience(t *testing.T) {
 		{"AudienceOfAnotherApp", attrOnly.ID, other.ID, "adult-de", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got, want := audInAudience(t, db, tc.app, tc.audience, tc.user), tc.want; got != want {
+			if got, want := inAudience(t, db, tc.app, tc.audience, tc.user), tc.want; got != want {
 				t.Fatalf("userInAudience=%v, want %v", got, want)
 			}
 		})
@@ -278,17 +263,17 @@ func TestAudienceUserInAudience(t *testing.T) {
 			if _, err := db.UpdateAudience(context.Background(), app, attrOnly.ID, AudienceInput{Definition: def}); err != nil {
 				t.Fatal(err)
 			}
-			if got, want := audInAudience(t, db, app, attrOnly.ID, "adult-fr"), country == "FR"; got != want {
+			if got, want := inAudience(t, db, app, attrOnly.ID, "adult-fr"), country == "FR"; got != want {
 				t.Fatalf("country %s: adult-fr in audience=%v, want %v", country, got, want)
 			}
 		}
 	})
 }
 
-// audPopulation is a deterministic mix of profiles and events; expect
+// makePopulation is a deterministic mix of profiles and events; expect
 // recomputes each audience's membership by hand, independently of the
 // rule engine and of the SQL that feeds it.
-type audUser struct {
+type popUser struct {
 	id      string
 	country string
 	age     float64
@@ -297,10 +282,10 @@ type audUser struct {
 	logins  []time.Duration
 }
 
-func audPopulation(n int) []audUser {
+func makePopulation(n int) []popUser {
 	r := rand.New(rand.NewPCG(1, 2))
 	countries := []string{"DE", "FR", "US", "ES"}
-	users := make([]audUser, n)
+	users := make([]popUser, n)
 	for i := range users {
 		u := &users[i]
 		u.id = fmt.Sprintf("user-%04d", i)
@@ -322,22 +307,22 @@ func audPopulation(n int) []audUser {
 }
 
 func TestAudienceRecountMix(t *testing.T) {
-	db, app, clock := audTestDB(t)
-	now := *clock
-	users := audPopulation(500)
+	db, app, clock := mustOpenApp(t, audienceT0)
+	now := clock.Now()
+	users := makePopulation(500)
 	for _, u := range users {
 		attrs := map[string]any{"country": u.country, "age": u.age}
 		if u.plan != "" {
 			attrs["plan"] = u.plan
 		}
-		audMustTouch(t, db, app, u.id, attrs)
+		mustTouchUser(t, db, app, u.id, attrs)
 		for _, d := range u.buys {
-			audMustEvent(t, db, app, u.id, "purchase", now.Add(-d))
+			mustInsertEvent(t, db, app, u.id, "purchase", now.Add(-d))
 		}
 		for _, d := range u.logins {
-			audMustEvent(t, db, app, u.id, "login", now.Add(-d))
+			mustInsertEvent(t, db, app, u.id, "login", now.Add(-d))
 		}
-		audMustEvent(t, db, app, u.id, "page_view", now.Add(-time.Minute))
+		mustInsertEvent(t, db, app, u.id, "page_view", now.Add(-time.Minute))
 	}
 	within := func(ds []time.Duration, w time.Duration) int {
 		n := 0
@@ -351,23 +336,23 @@ func TestAudienceRecountMix(t *testing.T) {
 	day := 24 * time.Hour
 	cases := []struct {
 		name, def string
-		expect    func(u audUser) bool
+		expect    func(u popUser) bool
 	}{
 		{"AttrAnd", `{"logic":"AND","rules":[{"field":"country","operator":"in","value":["DE","FR"]},{"field":"age","operator":"greater_than","value":30}]}`,
-			func(u audUser) bool { return (u.country == "DE" || u.country == "FR") && u.age > 30 }},
+			func(u popUser) bool { return (u.country == "DE" || u.country == "FR") && u.age > 30 }},
 		{"AttrOrEvent", `{"logic":"OR","rules":[{"field":"plan","operator":"equals","value":"pro"},{"ruleType":"event","eventId":"purchase","operator":"performed_count","count":2,"comparison":"at_least","timeWindow":{"value":30,"unit":"days"}}]}`,
-			func(u audUser) bool { return u.plan == "pro" || within(u.buys, 30*day) >= 2 }},
+			func(u popUser) bool { return u.plan == "pro" || within(u.buys, 30*day) >= 2 }},
 		{"NegativeRules", `{"rules":[{"field":"plan","operator":"not_exists"},{"ruleType":"event","eventId":"login","operator":"not_performed_within","timeWindow":{"value":2,"unit":"weeks"}}]}`,
-			func(u audUser) bool { return u.plan == "" && within(u.logins, 14*day) == 0 }},
+			func(u popUser) bool { return u.plan == "" && within(u.logins, 14*day) == 0 }},
 		{"EventsOnly", `{"rules":[{"ruleType":"event","eventId":"purchase","operator":"has_performed"},{"ruleType":"event","eventId":"login","operator":"performed_count","count":1,"comparison":"exactly"}]}`,
-			func(u audUser) bool { return len(u.buys) > 0 && len(u.logins) == 1 }},
+			func(u popUser) bool { return len(u.buys) > 0 && len(u.logins) == 1 }},
 		{"NeverPerformed", `{"rules":[{"ruleType":"event","eventId":"purchase","operator":"has_not_performed"},{"field":"country","operator":"not_equals","value":"US"}]}`,
-			func(u audUser) bool { return len(u.buys) == 0 && u.country != "US" }},
+			func(u popUser) bool { return len(u.buys) == 0 && u.country != "US" }},
 	}
 	ids := make([]int64, len(cases))
 	wants := make([]int, len(cases))
 	for i, tc := range cases {
-		a := audMustCreate(t, db, app, tc.def)
+		a := mustCreateAudience(t, db, app, tc.def)
 		ids[i] = a.ID
 		for _, u := range users {
 			if tc.expect(u) {
@@ -399,12 +384,12 @@ func TestAudienceRecountMix(t *testing.T) {
 				t.Fatalf("members total=%d, want %d", got, want)
 			}
 			for _, m := range members {
-				if !audInAudience(t, db, app, ids[i], m.UserID) {
+				if !inAudience(t, db, app, ids[i], m.UserID) {
 					t.Fatalf("member %s does not match alone", m.UserID)
 				}
 			}
 			for _, u := range users[:50] {
-				if got, want := audInAudience(t, db, app, ids[i], u.id), tc.expect(u); got != want {
+				if got, want := inAudience(t, db, app, ids[i], u.id), tc.expect(u); got != want {
 					t.Fatalf("%s: userInAudience=%v, want %v", u.id, got, want)
 				}
 			}
@@ -415,7 +400,7 @@ func TestAudienceRecountMix(t *testing.T) {
 		if _, err := db.write.Exec(`UPDATE audiences SET customer_count = 0, last_calculated_at = NULL`); err != nil {
 			t.Fatal(err)
 		}
-		*clock = now.Add(time.Second)
+		clock.Set(now.Add(time.Second))
 		if err := db.RecountAudiences(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -427,8 +412,8 @@ func TestAudienceRecountMix(t *testing.T) {
 			if got, want := a.CustomerCount, wants[i]; got != want {
 				t.Fatalf("%s: customerCount=%d, want %d", cases[i].name, got, want)
 			}
-			if a.LastCalculatedAt == nil || !a.LastCalculatedAt.Equal(*clock) {
-				t.Fatalf("lastCalculatedAt=%v, want %v", a.LastCalculatedAt, *clock)
+			if a.LastCalculatedAt == nil || !a.LastCalculatedAt.Equal(clock.Now()) {
+				t.Fatalf("lastCalculatedAt=%v, want %v", a.LastCalculatedAt, clock.Now())
 			}
 		}
 	})
@@ -452,8 +437,8 @@ func TestAudienceRecountMix(t *testing.T) {
 }
 
 func TestAudienceDeleteRefusedWhileCampaignUsesIt(t *testing.T) {
-	db, app, _ := audTestDB(t)
-	a := audMustCreate(t, db, app, `{"rules":[{"field":"x","operator":"exists"}]}`)
+	db, app, _ := mustOpenApp(t, audienceT0)
+	a := mustCreateAudience(t, db, app, `{"rules":[{"field":"x","operator":"exists"}]}`)
 	res, err := db.write.Exec(`INSERT INTO campaigns (app_id, name, status, audience_id, created_at, updated_at) VALUES (?, 'c', 'paused', ?, 0, 0)`, app, a.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -485,9 +470,9 @@ func TestAudienceDeleteRefusedWhileCampaignUsesIt(t *testing.T) {
 // checks and recounts at once (the Makefile runs it under -race), then
 // checks that the final count is exact.
 func TestAudienceConcurrentProfilesAndCounts(t *testing.T) {
-	db, app, _ := audTestDB(t)
+	db, app, _ := mustOpenApp(t, audienceT0)
 	ctx := context.Background()
-	a := audMustCreate(t, db, app, `{"rules":[{"field":"country","operator":"equals","value":"DE"},{"ruleType":"event","eventId":"buy","operator":"has_not_performed"}]}`)
+	a := mustCreateAudience(t, db, app, `{"rules":[{"field":"country","operator":"equals","value":"DE"},{"ruleType":"event","eventId":"buy","operator":"has_not_performed"}]}`)
 	const workers, perWorker = 4, 40
 	errs := make(chan error, workers)
 	recounts := make(chan error, 1)
@@ -556,8 +541,8 @@ func TestAudienceConcurrentProfilesAndCounts(t *testing.T) {
 	}
 }
 
-// audWaitPrepared waits until the statement cache has no prepare pending.
-func audWaitPrepared(tb testing.TB, db *DB) {
+// waitPrepared waits until the statement cache has no prepare pending.
+func waitPrepared(tb testing.TB, db *DB) {
 	tb.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -574,17 +559,17 @@ func audWaitPrepared(tb testing.TB, db *DB) {
 	}
 }
 
-// audBenchData builds the recount benchmark's data set: 100,000 users with
+// audienceBenchDB builds the recount benchmark's data set: 100,000 users with
 // three attributes and 1,000,000 events over five event ids and 90 days,
 // inserted in one write transaction with prepared statements.
-func audBenchData(b *testing.B) (*DB, int64) {
+func audienceBenchDB(b *testing.B) (*DB, int64) {
 	b.Helper()
 	start := time.Now()
 	defer func() {
 		b.Logf("built 100,000 users and 1,000,000 events in %v", time.Since(start).Round(time.Millisecond))
 	}()
-	db, app, clock := audTestDB(b)
-	now := *clock
+	db, app, clock := mustOpenApp(b, audienceT0)
+	now := clock.Now()
 	const nUsers, nEvents = 100_000, 1_000_000
 	r := rand.New(rand.NewPCG(3, 4))
 	countries := []string{"DE", "FR", "US", "ES", "IT"}
@@ -678,13 +663,13 @@ func audBenchData(b *testing.B) (*DB, int64) {
 // 1,000,000 events. The definitions differ in how many events they read:
 // two of five event ids over all time, and all five ids.
 func BenchmarkRecountAudience(b *testing.B) {
-	db, app := audBenchData(b)
+	db, app := audienceBenchDB(b)
 	for _, bc := range []struct{ name, def string }{
 		{"Mixed", `{"logic":"AND","rules":[{"field":"country","operator":"in","value":["DE","FR"]},{"ruleType":"event","eventId":"purchase","operator":"performed_count","count":2,"comparison":"at_least","timeWindow":{"value":30,"unit":"days"}},{"ruleType":"event","eventId":"login","operator":"has_performed"}]}`},
 		{"AllEvents", `{"logic":"OR","rules":[{"ruleType":"event","eventId":"login","operator":"performed_count","count":5,"comparison":"at_least"},{"ruleType":"event","eventId":"purchase","operator":"has_performed"},{"ruleType":"event","eventId":"page_view","operator":"performed_within","timeWindow":{"value":1,"unit":"days"}},{"ruleType":"event","eventId":"add_to_cart","operator":"has_not_performed"},{"ruleType":"event","eventId":"signup","operator":"performed_count","count":3,"comparison":"exactly"}]}`},
 		{"AttributesOnly", `{"rules":[{"field":"plan","operator":"equals","value":"pro"},{"field":"age","operator":"less_than","value":30}]}`},
 	} {
-		a := audMustCreate(b, db, app, bc.def)
+		a := mustCreateAudience(b, db, app, bc.def)
 		b.Run(bc.name, func(b *testing.B) {
 			var n int
 			for b.Loop() {
@@ -702,25 +687,25 @@ func BenchmarkRecountAudience(b *testing.B) {
 // BenchmarkUserInAudience is the variant hot path: a five-rule definition
 // (three attribute rules, two event rules) for a user with 30 events.
 func BenchmarkUserInAudience(b *testing.B) {
-	db, app, clock := audTestDB(b)
-	now := *clock
-	a := audMustCreate(b, db, app, `{"logic":"AND","rules":[
+	db, app, clock := mustOpenApp(b, audienceT0)
+	now := clock.Now()
+	a := mustCreateAudience(b, db, app, `{"logic":"AND","rules":[
 		{"field":"country","operator":"in","value":["DE","FR","AT"]},
 		{"field":"age","operator":"greater_than_or_equal","value":18},
 		{"field":"plan","operator":"not_equals","value":"banned"},
 		{"ruleType":"event","eventId":"purchase","operator":"performed_count","count":2,"comparison":"at_least","timeWindow":{"value":30,"unit":"days"}},
 		{"ruleType":"event","eventId":"login","operator":"performed_within","timeWindow":{"value":7,"unit":"days"}}]}`)
-	audMustTouch(b, db, app, "bench-user", map[string]any{"country": "DE", "age": 33, "plan": "pro", "email": "someone@example.com"})
+	mustTouchUser(b, db, app, "bench-user", map[string]any{"country": "DE", "age": 33, "plan": "pro", "email": "someone@example.com"})
 	for i := range 30 {
-		audMustEvent(b, db, app, "bench-user", []string{"purchase", "login", "page_view"}[i%3], now.Add(-time.Duration(i)*24*time.Hour))
+		mustInsertEvent(b, db, app, "bench-user", []string{"purchase", "login", "page_view"}[i%3], now.Add(-time.Duration(i)*24*time.Hour))
 	}
-	if !audInAudience(b, db, app, a.ID, "bench-user") {
+	if !inAudience(b, db, app, a.ID, "bench-user") {
 		b.Fatal("bench user does not match")
 	}
 	// The loop runs in one transaction, which keeps the writer from the
 	// background prepare: let the statements be prepared first, as they
 	// are between batches in production.
-	audWaitPrepared(b, db)
+	waitPrepared(b, db)
 	err := db.withTx(context.Background(), func(tx *Tx) error {
 		for b.Loop() {
 			if ok, err := tx.userInAudience(app, a.ID, "bench-user"); err != nil || !ok {
@@ -737,10 +722,10 @@ func BenchmarkUserInAudience(b *testing.B) {
 // BenchmarkAudienceTouchUser is the sighting every event and variant
 // request makes: a user seen within the minute costs no write.
 func BenchmarkAudienceTouchUser(b *testing.B) {
-	db, app, _ := audTestDB(b)
-	audMustTouch(b, db, app, "seen", map[string]any{"plan": "pro"})
-	audMustTouch(b, db, app, "seen", nil)
-	audWaitPrepared(b, db)
+	db, app, _ := mustOpenApp(b, audienceT0)
+	mustTouchUser(b, db, app, "seen", map[string]any{"plan": "pro"})
+	mustTouchUser(b, db, app, "seen", nil)
+	waitPrepared(b, db)
 	for _, bc := range []struct {
 		name  string
 		attrs func(i int) map[string]any

@@ -8,20 +8,20 @@ import (
 	"time"
 )
 
-// evBenchDB is a database with one active campaign whose goal is
+// eventsBenchDB is a database with one active campaign whose goal is
 // "purchase", so every benchmarked event passes the goal lookup.
-func evBenchDB(b *testing.B) (*DB, int64) {
+func eventsBenchDB(b *testing.B) (*DB, int64) {
 	b.Helper()
-	db, app, _ := evOpen(b)
+	db, app, _ := mustOpenApp(b, eventsT0)
 	db.Now = time.Now // real time: the benchmarks measure real commits
-	evMustCampaign(b, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	mustCreateCampaign(b, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
 	return db, app
 }
 
 // BenchmarkLogEvent logs events one after another: each waits for its own
 // commit, so this is the latency of one event.
 func BenchmarkLogEvent(b *testing.B) {
-	db, app := evBenchDB(b)
+	db, app := eventsBenchDB(b)
 	ctx := context.Background()
 	meta := []byte(`{"page":"/checkout","amount":12.5}`)
 	i := 0
@@ -38,7 +38,7 @@ func BenchmarkLogEvent(b *testing.B) {
 // BenchmarkLogEventParallel logs from many goroutines at once, which the
 // group commit folds into shared transactions: this is throughput.
 func BenchmarkLogEventParallel(b *testing.B) {
-	db, app := evBenchDB(b)
+	db, app := eventsBenchDB(b)
 	ctx := context.Background()
 	meta := []byte(`{"page":"/checkout","amount":12.5}`)
 	var n atomic.Int64
@@ -60,9 +60,9 @@ func BenchmarkLogEventParallel(b *testing.B) {
 // them: the report must read the counters, never scan the assignments.
 func BenchmarkAnalytics1M(b *testing.B) {
 	const users = 1_000_000
-	db, app, _ := evOpen(b)
+	db, app, _ := mustOpenApp(b, eventsT0)
 	ctx := context.Background()
-	c := evMustCampaign(b, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	c := mustCreateCampaign(b, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
 
 	// Built once: b.Loop runs this function body a single time.
 	start := time.Now()
@@ -78,7 +78,7 @@ func BenchmarkAnalytics1M(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	at := ms(evT0)
+	at := ms(eventsT0)
 	for i := range users {
 		var converted any
 		if i%10 == 0 {
@@ -115,7 +115,7 @@ func BenchmarkAnalytics1M(b *testing.B) {
 // ids, 50,000 users, three events a millisecond), once per filter shape.
 func BenchmarkFindEvents1M(b *testing.B) {
 	const events = 1_000_000
-	db, app, _ := evOpen(b)
+	db, app, _ := mustOpenApp(b, eventsT0)
 	ctx := context.Background()
 	tx, err := db.write.Begin()
 	if err != nil {
@@ -125,7 +125,7 @@ func BenchmarkFindEvents1M(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	t0 := ms(evT0)
+	t0 := ms(eventsT0)
 	for i := range events {
 		if _, err := stmt.Exec(app, fmt.Sprint("ev", i%10), fmt.Sprint("u", i%50000), t0+int64(i/3)); err != nil {
 			b.Fatal(err)
@@ -137,7 +137,7 @@ func BenchmarkFindEvents1M(b *testing.B) {
 	if err := tx.Commit(); err != nil {
 		b.Fatal(err)
 	}
-	start := evT0.Add(100 * time.Second)
+	start := eventsT0.Add(100 * time.Second)
 	for _, tc := range []struct {
 		name string
 		f    EventFilter

@@ -3,23 +3,18 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"service/internal/testclock"
 )
 
 // campaignTestT0 is the test clock's start.
 var campaignTestT0 = time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC)
-
-// campaignTestClock is a clock goroutines read while the test moves it.
-type campaignTestClock struct{ ms atomic.Int64 }
-
-func (c *campaignTestClock) now() time.Time  { return time.UnixMilli(c.ms.Load()).UTC() }
-func (c *campaignTestClock) set(t time.Time) { c.ms.Store(t.UnixMilli()) }
 
 // campaignTestEnv is a database on a test clock with one app, two content
 // blocks and a webhook subscribed to every event, so that emitted events
@@ -27,7 +22,7 @@ func (c *campaignTestClock) set(t time.Time) { c.ms.Store(t.UnixMilli()) }
 type campaignTestEnv struct {
 	tb     testing.TB
 	db     *DB
-	clock  *campaignTestClock
+	clock  *testclock.Clock
 	app    int64
 	blocks []int64
 }
@@ -35,28 +30,17 @@ type campaignTestEnv struct {
 func newCampaignTestEnv(tb testing.TB) *campaignTestEnv {
 	tb.Helper()
 	ctx := context.Background()
-	db, err := Open(ctx, filepath.Join(tb.TempDir(), "campaigns.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	c := &campaignTestClock{}
-	c.set(campaignTestT0)
-	db.Now = c.now
-	app, err := db.CreateApp(ctx, "campaigns", "pro", 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	e := &campaignTestEnv{tb: tb, db: db, clock: c, app: app.ID}
+	db, app, c := mustOpenApp(tb, campaignTestT0)
+	e := &campaignTestEnv{tb: tb, db: db, clock: c, app: app}
 	for _, n := range []string{"a", "b"} {
-		cv, err := db.CreateContent(ctx, app.ID, ContentInput{Name: &n})
+		cv, err := db.CreateContent(ctx, app, ContentInput{Name: &n})
 		if err != nil {
 			tb.Fatal(err)
 		}
 		e.blocks = append(e.blocks, cv.ID)
 	}
 	url, events := "http://127.0.0.1:9/hook", []string{"*"}
-	if _, err := db.CreateWebhook(ctx, app.ID, WebhookInput{URL: &url, Events: &events}); err != nil {
+	if _, err := db.CreateWebhook(ctx, app, WebhookInput{URL: &url, Events: &events}); err != nil {
 		tb.Fatal(err)
 	}
 	return e
@@ -171,7 +155,7 @@ func TestCampaignScheduleCatchUp(t *testing.T) {
 	}
 
 	// Five hours of downtime, then one pass does everything that fell due.
-	e.clock.set(campaignTestT0.Add(5 * time.Hour))
+	e.clock.Set(campaignTestT0.Add(5 * time.Hour))
 	res, err = e.db.RunSchedule(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -204,11 +188,11 @@ func TestCampaignScheduleCatchUp(t *testing.T) {
 	}
 
 	// The rest of the timeline: the future draft starts and everything ends.
-	e.clock.set(campaignTestT0.Add(7 * time.Hour))
+	e.clock.Set(campaignTestT0.Add(7 * time.Hour))
 	if res, err = e.db.RunSchedule(ctx); err != nil || !slices.Equal(res.Started, []int64{future}) {
 		t.Fatalf("at +7h: %+v, %v", res, err)
 	}
-	e.clock.set(campaignTestT0.Add(10 * time.Hour))
+	e.clock.Set(campaignTestT0.Add(10 * time.Hour))
 	if res, err = e.db.RunSchedule(ctx); err != nil || !slices.Equal(res.Completed, []int64{future, starts, runs}) {
 		t.Fatalf("at +10h: %+v, %v", res, err)
 	}
@@ -259,7 +243,7 @@ func TestCampaignWinnerDeclared(t *testing.T) {
 	if _, err := e.db.write.Exec(`UPDATE campaign_variants SET impressions = 2000, conversions = CASE WHEN is_control THEN 100 ELSE 200 END WHERE campaign_id = ?`, id); err != nil {
 		t.Fatal(err)
 	}
-	e.clock.set(campaignTestT0.Add(time.Hour))
+	e.clock.Set(campaignTestT0.Add(time.Hour))
 	if res, err := e.db.RunSchedule(ctx); err != nil || !slices.Equal(res.Completed, []int64{id}) {
 		t.Fatalf("RunSchedule = %+v, %v", res, err)
 	}
@@ -298,7 +282,7 @@ func TestRaceSchedulerVsAPI(t *testing.T) {
 	for i := range ids {
 		ids[i] = e.create(nil, campaignTestAt(time.Hour), "active")
 	}
-	e.clock.set(campaignTestT0.Add(2 * time.Hour)) // every one is overdue
+	e.clock.Set(campaignTestT0.Add(2 * time.Hour)) // every one is overdue
 
 	// A PATCH whose status equals the current one is a no-op that
 	// succeeds, so only the status endpoint's successes are moves for sure.
@@ -415,7 +399,7 @@ func TestCampaignScheduleStaleDueList(t *testing.T) {
 	ctx := context.Background()
 	ends := e.create(nil, campaignTestAt(time.Hour), "active")
 	starts := e.create(campaignTestAt(time.Hour), campaignTestAt(10*time.Hour), "draft")
-	e.clock.set(campaignTestT0.Add(2 * time.Hour))
+	e.clock.Set(campaignTestT0.Add(2 * time.Hour))
 
 	// Hold the one writer connection, so the scheduler reads its due list
 	// and then queues for the writer behind this transaction.

@@ -20,7 +20,6 @@ const (
 
 // Limits on content, so one request cannot make a block unbounded.
 const (
-	MaxNameLen    = 200
 	MaxItems      = 100
 	MaxFormFields = 50
 )
@@ -222,7 +221,7 @@ func (in *ContentInput) validate(create bool) (json.RawMessage, error) {
 	if in.Name != nil || create {
 		if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
 			fe.Add("name", "is required")
-		} else if len(*in.Name) > MaxNameLen {
+		} else if tooLong(*in.Name, MaxNameLen) {
 			fe.Add("name", fmt.Sprintf("must be at most %d characters", MaxNameLen))
 		}
 	}

@@ -13,7 +13,7 @@ func init() { PasswordCost = bcrypt.MinCost }
 
 func TestDashboardUsers(t *testing.T) {
 	ctx := context.Background()
-	db, _ := storeOpen(t)
+	db, _ := mustOpenDBPath(t)
 
 	t.Run("Validation", func(t *testing.T) {
 		for _, tc := range []struct{ email, password, field string }{
@@ -23,7 +23,7 @@ func TestDashboardUsers(t *testing.T) {
 			{"a@b.c", string(make([]byte, 73)) + "xxxxxxxxxx", "password"},
 		} {
 			_, err := db.CreateDashboardUser(ctx, tc.email, tc.password)
-			storeWantCode(t, err, EINVALID)
+			wantCode(t, err, EINVALID)
 			fields, _ := err.(*Error).Details["fields"].(map[string]any)
 			if _, ok := fields[tc.field]; !ok {
 				t.Errorf("%q/%q: fields=%v, want %s", tc.email, tc.password, fields, tc.field)
@@ -37,7 +37,7 @@ func TestDashboardUsers(t *testing.T) {
 	}
 	t.Run("EmailTakenIgnoringCase", func(t *testing.T) {
 		_, err := db.CreateDashboardUser(ctx, "ann@example.COM", "another password!")
-		storeWantCode(t, err, EINVALID)
+		wantCode(t, err, EINVALID)
 	})
 	t.Run("Authenticate", func(t *testing.T) {
 		got, err := db.AuthenticateDashboardUser(ctx, "ann@example.com", "correct horse battery")
@@ -91,7 +91,7 @@ func TestDashboardUsers(t *testing.T) {
 		if _, err := db.FindDashboardSession(ctx, token); ErrorCode(err) != ENOTFOUND {
 			t.Fatalf("session of deleted user: err=%v", err)
 		}
-		storeWantCode(t, db.DeleteDashboardUser(ctx, "bob@example.com"), ENOTFOUND)
+		wantCode(t, db.DeleteDashboardUser(ctx, "bob@example.com"), ENOTFOUND)
 		list, err := db.FindDashboardUsers(ctx)
 		if err != nil || len(list) != 1 || list[0].Email != "Ann@Example.com" {
 			t.Fatalf("users=%v, %v", list, err)
@@ -101,7 +101,7 @@ func TestDashboardUsers(t *testing.T) {
 
 func TestDashboardSetupToken(t *testing.T) {
 	ctx := context.Background()
-	db, _ := storeOpen(t)
+	db, _ := mustOpenDBPath(t)
 	first, err := db.CreateSetupToken(ctx)
 	if err != nil || first == "" {
 		t.Fatalf("token=%q, %v", first, err)
@@ -110,13 +110,13 @@ func TestDashboardSetupToken(t *testing.T) {
 	if err != nil || token == "" || token == first {
 		t.Fatalf("second token=%q, %v", token, err)
 	}
-	storeWantCode(t, db.CheckSetupToken(ctx, first), ENOTFOUND)
+	wantCode(t, db.CheckSetupToken(ctx, first), ENOTFOUND)
 	if err := db.CheckSetupToken(ctx, token); err != nil {
 		t.Fatal(err)
 	}
 	// Bad input leaves the link usable.
 	_, err = db.CompleteSetup(ctx, token, "ann@example.com", "short")
-	storeWantCode(t, err, EINVALID)
+	wantCode(t, err, EINVALID)
 
 	// Racing browsers: exactly one creates the first user.
 	var wg sync.WaitGroup
@@ -140,7 +140,7 @@ func TestDashboardSetupToken(t *testing.T) {
 	if ok != 1 {
 		t.Fatalf("%d setups succeeded, want 1", ok)
 	}
-	storeWantCode(t, db.CheckSetupToken(ctx, token), ENOTFOUND)
+	wantCode(t, db.CheckSetupToken(ctx, token), ENOTFOUND)
 	if again, err := db.CreateSetupToken(ctx); err != nil || again != "" {
 		t.Fatalf("token once a user exists=%q, %v", again, err)
 	}
@@ -148,7 +148,7 @@ func TestDashboardSetupToken(t *testing.T) {
 
 func TestCreateDashboardUserRetiresSetupLink(t *testing.T) {
 	ctx := context.Background()
-	db, _ := storeOpen(t)
+	db, _ := mustOpenDBPath(t)
 	token, err := db.CreateSetupToken(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -156,5 +156,5 @@ func TestCreateDashboardUserRetiresSetupLink(t *testing.T) {
 	if _, err := db.CreateDashboardUser(ctx, "ann@example.com", "long enough password"); err != nil {
 		t.Fatal(err)
 	}
-	storeWantCode(t, db.CheckSetupToken(ctx, token), ENOTFOUND)
+	wantCode(t, db.CheckSetupToken(ctx, token), ENOTFOUND)
 }

@@ -34,9 +34,11 @@ type DB struct {
 	// Now is the clock every transaction reads; tests replace it.
 	Now func() time.Time
 
-	// gen counts committed changes to campaigns, content and audiences. Cached
-	// views tagged with an older generation are stale.
-	gen atomic.Uint64
+	// gen counts committed changes to campaigns, content and audiences, and
+	// commits seen from other processes (watch). Cached views tagged with an
+	// older generation are stale.
+	gen   atomic.Uint64
+	watch *watcher
 
 	keys    sync.Map // [32]byte key hash -> cachedKey
 	origins sync.Map // app id -> cachedOrigins
@@ -122,6 +124,7 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 	db.converted = newUserCache(1 << 14)
 	db.audiences = newAudienceCache()
 	db.batch = newBatcher(db)
+	db.startWatcher()
 	return db, nil
 }
 
@@ -177,6 +180,9 @@ func (db *DB) migrator() (*migrate.Migrate, error) {
 func (db *DB) Close() error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return nil
+	}
+	if db.watch != nil {
+		db.watch.close()
 	}
 	if db.batch != nil {
 		db.batch.close()

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"service/jsonjs"
 )
 
 // Error codes, mapped to HTTP statuses by the handlers.
@@ -76,14 +78,11 @@ func moveError(what, from, to string) error {
 // Time marshals as RFC 3339 UTC with milliseconds, the one format of the API.
 type Time struct{ time.Time }
 
-// TimeFormat is the API's timestamp layout.
-const TimeFormat = "2006-01-02T15:04:05.000Z"
-
 // MarshalJSON implements json.Marshaler.
 func (t Time) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(TimeFormat)+2)
+	b := make([]byte, 0, len(jsonjs.TimeLayout)+2)
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, TimeFormat)
+	b = t.UTC().AppendFormat(b, jsonjs.TimeLayout)
 	return append(b, '"'), nil
 }
 

@@ -10,12 +10,8 @@ import (
 	"time"
 )
 
-// Event limits.
-const (
-	MaxEventIDLen  = 200
-	MaxMetadata    = 64 << 10
-	MaxEventsLimit = 1000
-)
+// MaxEventsLimit is the largest page of events one listing returns.
+const MaxEventsLimit = 1000
 
 // EventInput is a logged event as the SDK or a server sends it.
 type EventInput struct {
@@ -31,18 +27,11 @@ func (in *EventInput) Validate() error {
 	fe := FieldErrors{}
 	if strings.TrimSpace(in.EventID) == "" {
 		fe.Add("eventId", "is required")
-	} else if len(in.EventID) > MaxEventIDLen {
-		fe.Add("eventId", "must be at most 200 characters")
+	} else {
+		checkLen(fe, "eventId", in.EventID, MaxEventIDLen)
 	}
-	if len(in.UserID) > 256 {
-		fe.Add("userId", "must be at most 256 characters")
-	}
-	if len(in.SessionID) > 256 {
-		fe.Add("sessionId", "must be at most 256 characters")
-	}
-	if len(in.LogID) > 200 {
-		fe.Add("logId", "must be at most 200 characters")
-	}
+	checkVisitor(fe, in.UserID, in.SessionID)
+	checkLen(fe, "logId", in.LogID, MaxLogIDLen)
 	if m := bytes.TrimSpace(in.Metadata); len(m) > 0 && string(m) != "null" {
 		if m[0] != '{' {
 			fe.Add("metadata", "must be an object")

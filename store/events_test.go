@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
@@ -13,52 +12,29 @@ import (
 	"testing"
 	"time"
 
+	"service/internal/fixture"
+	"service/internal/testclock"
 	"service/stats"
 )
 
-// evT0 is when event tests start; their campaigns end evRun later.
-var evT0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+// eventsT0 is when event tests start; their campaigns end eventsRun later.
+var eventsT0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
-const evRun = 30 * 24 * time.Hour
+const eventsRun = 30 * 24 * time.Hour
 
-// evClock drives DB.Now; atomic because the batcher reads it on its own
-// goroutine.
-type evClock struct{ ms atomic.Int64 }
-
-func (c *evClock) now() time.Time  { return time.UnixMilli(c.ms.Load()).UTC() }
-func (c *evClock) set(t time.Time) { c.ms.Store(t.UnixMilli()) }
-
-// evOpen opens a database with one app and a clock standing at evT0.
-func evOpen(tb testing.TB) (*DB, int64, *evClock) {
-	tb.Helper()
-	db, err := Open(context.Background(), filepath.Join(tb.TempDir(), "events.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	c := &evClock{}
-	c.set(evT0)
-	db.Now = c.now
-	app, err := db.CreateApp(context.Background(), "events", "enterprise", 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return db, app.ID, c
-}
-
-// evArm is one variant as a test wants it: allocation, control flag and
+// testArm is one variant as a test wants it: allocation, control flag and
 // the counters to give it.
-type evArm struct {
+type testArm struct {
 	alloc       float64
 	control     bool
 	impressions int64
 	conversions int64
 }
 
-// evMustCampaign creates an active campaign with the goal event and one
+// mustCreateCampaign creates an active campaign with the goal event and one
 // variant per arm (counters untouched), returning it with its variants in
 // ascending id order.
-func evMustCampaign(tb testing.TB, db *DB, appID int64, goal string, arms []evArm) *Campaign {
+func mustCreateCampaign(tb testing.TB, db *DB, appID int64, goal string, arms []testArm) *Campaign {
 	tb.Helper()
 	ctx := context.Background()
 	vs := make([]VariantInput, len(arms))
@@ -72,7 +48,7 @@ func evMustCampaign(tb testing.TB, db *DB, appID int64, goal string, arms []evAr
 		vs[i] = VariantInput{Name: &vname, ContentViewID: &cv.ID, TrafficAllocation: &alloc, IsControl: &control}
 	}
 	name, status := "Analytics", CampaignActive
-	end, _ := json.Marshal(db.Now().Add(evRun).Format(time.RFC3339))
+	end, _ := json.Marshal(db.Now().Add(eventsRun).Format(time.RFC3339))
 	g, _ := json.Marshal(goal)
 	c, err := db.CreateCampaign(ctx, appID, 0, CampaignInput{Name: &name, Status: &status, EndDate: end, GoalEventID: g, Variants: &vs})
 	if err != nil {
@@ -85,27 +61,17 @@ func evMustCampaign(tb testing.TB, db *DB, appID int64, goal string, arms []evAr
 	return c
 }
 
-// evSetCounters writes a variant's counters directly, as if that many users
+// setCounters writes a variant's counters directly, as if that many users
 // had seen and converted.
-func evSetCounters(tb testing.TB, db *DB, variantID, impressions, conversions int64) {
+func setCounters(tb testing.TB, db *DB, variantID, impressions, conversions int64) {
 	tb.Helper()
 	if _, err := db.write.Exec(`UPDATE campaign_variants SET impressions = ?, conversions = ? WHERE id = ?`, impressions, conversions, variantID); err != nil {
 		tb.Fatal(err)
 	}
 }
 
-// evCount counts rows of a query.
-func evCount(tb testing.TB, db *DB, q string, args ...any) int64 {
-	tb.Helper()
-	var n int64
-	if err := db.read.QueryRow(q, args...).Scan(&n); err != nil {
-		tb.Fatal(err)
-	}
-	return n
-}
-
-// evWant is the analytics computed independently of stats.Analyze.
-type evWant struct {
+// analyticsWant is the analytics computed independently of stats.Analyze.
+type analyticsWant struct {
 	totalImpr, totalConv int64
 	average              float64
 	pValue               *float64
@@ -119,9 +85,9 @@ type evWant struct {
 	sufficient           bool
 }
 
-// evChi2x2 is Pearson's chi-square of the 2x2 table of conversions and
+// refChi2x2 is Pearson's chi-square of the 2x2 table of conversions and
 // non-conversions of two arms; for a pooled z-test z² equals it.
-func evChi2x2(c1, n1, c2, n2 int64) (float64, bool) {
+func refChi2x2(c1, n1, c2, n2 int64) (float64, bool) {
 	a, b, c, d := float64(c1), float64(n1-c1), float64(c2), float64(n2-c2)
 	den := (a + b) * (c + d) * (a + c) * (b + d)
 	if den == 0 {
@@ -130,8 +96,8 @@ func evChi2x2(c1, n1, c2, n2 int64) (float64, bool) {
 	return (a + b + c + d) * (a*d - b*c) * (a*d - b*c) / den, true
 }
 
-// evHolm adjusts p-values by Holm's step-down rule, written out plainly.
-func evHolm(p []float64) []float64 {
+// refHolm adjusts p-values by Holm's step-down rule, written out plainly.
+func refHolm(p []float64) []float64 {
 	idx := make([]int, len(p))
 	for i := range idx {
 		idx[i] = i
@@ -146,11 +112,9 @@ func evHolm(p []float64) []float64 {
 	return adj
 }
 
-func evPtr(v float64) *float64 { return &v }
-
-func evExpect(tb testing.TB, arms []evArm) evWant {
+func refExpect(tb testing.TB, arms []testArm) analyticsWant {
 	tb.Helper()
-	w := evWant{winner: -1, sufficient: true}
+	w := analyticsWant{winner: -1, sufficient: true}
 	n := len(arms)
 	w.rates = make([]float64, n)
 	w.uplift, w.armP = make([]*float64, n), make([]*float64, n)
@@ -162,7 +126,7 @@ func evExpect(tb testing.TB, arms []evArm) evWant {
 			break
 		}
 	}
-	rate := func(a evArm) float64 {
+	rate := func(a testArm) float64 {
 		if a.impressions == 0 {
 			return 0
 		}
@@ -179,7 +143,7 @@ func evExpect(tb testing.TB, arms []evArm) evWant {
 			if !ok {
 				tb.Fatalf("Wilson(%d, %d) undefined", a.conversions, a.impressions)
 			}
-			w.lower[i], w.upper[i] = evPtr(lo*100), evPtr(hi*100)
+			w.lower[i], w.upper[i] = ptr(lo*100), ptr(hi*100)
 		}
 		if a.impressions < 1000 || a.conversions < 100 {
 			w.sufficient = false
@@ -189,11 +153,11 @@ func evExpect(tb testing.TB, arms []evArm) evWant {
 			continue
 		}
 		if a.impressions > 0 && rate(c) > 0 {
-			w.uplift[i] = evPtr((rate(a) - rate(c)) / rate(c) * 100)
+			w.uplift[i] = ptr((rate(a) - rate(c)) / rate(c) * 100)
 		}
 		if a.impressions > 0 && c.impressions > 0 {
 			p := 1.0 // no variation at all: no evidence of a difference
-			if chi2, ok := evChi2x2(a.conversions, a.impressions, c.conversions, c.impressions); ok {
+			if chi2, ok := refChi2x2(a.conversions, a.impressions, c.conversions, c.impressions); ok {
 				p = stats.ChiSquareSF(chi2, 1)
 				// For one degree of freedom the survival function is
 				// erfc(√(x/2)): a check that needs nothing from stats.
@@ -201,7 +165,7 @@ func evExpect(tb testing.TB, arms []evArm) evWant {
 					tb.Fatalf("ChiSquareSF(%g,1)=%g, erfc form %g", chi2, p, alt)
 				}
 			}
-			w.armP[i] = evPtr(p)
+			w.armP[i] = ptr(p)
 			tested = append(tested, i)
 			raw = append(raw, p)
 		}
@@ -210,7 +174,7 @@ func evExpect(tb testing.TB, arms []evArm) evWant {
 		w.average = float64(w.totalConv) / float64(w.totalImpr) * 100
 	}
 	if len(tested) > 0 {
-		adj := evHolm(raw)
+		adj := refHolm(raw)
 		best := slices.Min(adj)
 		w.pValue = &best
 		w.significant = best < 0.05
@@ -252,20 +216,20 @@ func evExpect(tb testing.TB, arms []evArm) evWant {
 	return w
 }
 
-func evClose(a, b float64) bool { return math.Abs(a-b) <= 1e-9 }
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9 }
 
-func evSamePtr(tb testing.TB, what string, got, want *float64) {
+func samePtr(tb testing.TB, what string, got, want *float64) {
 	tb.Helper()
 	switch {
 	case got == nil && want == nil:
 	case got == nil || want == nil:
-		tb.Fatalf("%s=%v, want %v", what, evFmt(got), evFmt(want))
-	case !evClose(*got, *want):
+		tb.Fatalf("%s=%v, want %v", what, fmtPtr(got), fmtPtr(want))
+	case !near(*got, *want):
 		tb.Fatalf("%s=%.15g, want %.15g", what, *got, *want)
 	}
 }
 
-func evFmt(p *float64) string {
+func fmtPtr(p *float64) string {
 	if p == nil {
 		return "null"
 	}
@@ -274,35 +238,35 @@ func evFmt(p *float64) string {
 
 func TestEventsAnalyticsReference(t *testing.T) {
 	ctx := context.Background()
-	db, app, _ := evOpen(t)
+	db, app, _ := mustOpenApp(t, eventsT0)
 	for _, tc := range []struct {
 		name string
-		arms []evArm
+		arms []testArm
 		// Plain facts of the case, checked besides the computed figures.
 		significant bool
 		winner      int
 	}{
-		{"Reference", []evArm{{50, true, 1000, 100}, {50, false, 1000, 150}}, true, 1},
-		{"NotSignificant", []evArm{{50, true, 1000, 100}, {50, false, 1000, 110}}, false, -1},
-		{"TreatmentWorse", []evArm{{50, true, 1000, 150}, {50, false, 1000, 100}}, true, 0},
-		{"ControlNotFirst", []evArm{{50, false, 1000, 150}, {50, true, 1000, 100}}, true, 0},
-		{"ThreeArmsHolm", []evArm{{34, true, 1000, 100}, {33, false, 1000, 130}, {33, false, 1000, 150}}, true, 2},
-		{"HolmRemovesSignificance", []evArm{{34, true, 1000, 100}, {33, false, 1000, 128}, {33, false, 1000, 101}}, false, -1},
-		{"SampleRatioMismatch", []evArm{{50, true, 1000, 100}, {50, false, 1200, 120}}, false, -1},
-		{"WeightedAllocationFits", []evArm{{90, true, 9000, 900}, {10, false, 1000, 100}}, false, -1},
-		{"ZeroImpressions", []evArm{{50, true, 0, 0}, {50, false, 0, 0}}, false, -1},
-		{"ZeroConversions", []evArm{{50, true, 500, 0}, {50, false, 500, 0}}, false, -1},
-		{"ControlRateZero", []evArm{{50, true, 500, 0}, {50, false, 500, 10}}, true, 1},
-		{"TreatmentWithoutImpressions", []evArm{{50, true, 1000, 100}, {50, false, 0, 0}}, false, -1},
-		{"EveryoneConverts", []evArm{{50, true, 100, 100}, {50, false, 100, 100}}, false, -1},
-		{"Insufficient", []evArm{{50, true, 999, 150}, {50, false, 1000, 150}}, false, -1},
+		{"Reference", []testArm{{50, true, 1000, 100}, {50, false, 1000, 150}}, true, 1},
+		{"NotSignificant", []testArm{{50, true, 1000, 100}, {50, false, 1000, 110}}, false, -1},
+		{"TreatmentWorse", []testArm{{50, true, 1000, 150}, {50, false, 1000, 100}}, true, 0},
+		{"ControlNotFirst", []testArm{{50, false, 1000, 150}, {50, true, 1000, 100}}, true, 0},
+		{"ThreeArmsHolm", []testArm{{34, true, 1000, 100}, {33, false, 1000, 130}, {33, false, 1000, 150}}, true, 2},
+		{"HolmRemovesSignificance", []testArm{{34, true, 1000, 100}, {33, false, 1000, 128}, {33, false, 1000, 101}}, false, -1},
+		{"SampleRatioMismatch", []testArm{{50, true, 1000, 100}, {50, false, 1200, 120}}, false, -1},
+		{"WeightedAllocationFits", []testArm{{90, true, 9000, 900}, {10, false, 1000, 100}}, false, -1},
+		{"ZeroImpressions", []testArm{{50, true, 0, 0}, {50, false, 0, 0}}, false, -1},
+		{"ZeroConversions", []testArm{{50, true, 500, 0}, {50, false, 500, 0}}, false, -1},
+		{"ControlRateZero", []testArm{{50, true, 500, 0}, {50, false, 500, 10}}, true, 1},
+		{"TreatmentWithoutImpressions", []testArm{{50, true, 1000, 100}, {50, false, 0, 0}}, false, -1},
+		{"EveryoneConverts", []testArm{{50, true, 100, 100}, {50, false, 100, 100}}, false, -1},
+		{"Insufficient", []testArm{{50, true, 999, 150}, {50, false, 1000, 150}}, false, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := evMustCampaign(t, db, app, "purchase", tc.arms)
+			c := mustCreateCampaign(t, db, app, "purchase", tc.arms)
 			for i, a := range tc.arms {
-				evSetCounters(t, db, c.Variants[i].ID, a.impressions, a.conversions)
+				setCounters(t, db, c.Variants[i].ID, a.impressions, a.conversions)
 			}
-			want := evExpect(t, tc.arms)
+			want := refExpect(t, tc.arms)
 			if want.significant != tc.significant || want.winner != tc.winner {
 				t.Fatalf("reference: significant=%v winner=%d, case says %v %d", want.significant, want.winner, tc.significant, tc.winner)
 			}
@@ -313,18 +277,18 @@ func TestEventsAnalyticsReference(t *testing.T) {
 			if got.CampaignID != c.ID || got.Status != CampaignActive {
 				t.Fatalf("campaignId=%d status=%s, want %d active", got.CampaignID, got.Status, c.ID)
 			}
-			if got.TotalImpressions != want.totalImpr || got.TotalConversions != want.totalConv || !evClose(got.AverageConversionRate, want.average) {
+			if got.TotalImpressions != want.totalImpr || got.TotalConversions != want.totalConv || !near(got.AverageConversionRate, want.average) {
 				t.Fatalf("totals=%d/%d avg %g, want %d/%d avg %g", got.TotalImpressions, got.TotalConversions, got.AverageConversionRate, want.totalImpr, want.totalConv, want.average)
 			}
-			evSamePtr(t, "pValue", got.PValue, want.pValue)
+			samePtr(t, "pValue", got.PValue, want.pValue)
 			if got.StatisticalSignificance != want.significant {
 				t.Fatalf("statisticalSignificance=%v, want %v", got.StatisticalSignificance, want.significant)
 			}
 			var wantLevel *float64
 			if want.pValue != nil {
-				wantLevel = evPtr((1 - *want.pValue) * 100)
+				wantLevel = ptr((1 - *want.pValue) * 100)
 			}
-			evSamePtr(t, "confidenceLevel", got.ConfidenceLevel, wantLevel)
+			samePtr(t, "confidenceLevel", got.ConfidenceLevel, wantLevel)
 			switch {
 			case want.winner < 0 && (got.WinningVariantID != nil || got.WinningVariant != nil):
 				t.Fatalf("winningVariantId=%d, want null", *got.WinningVariantID)
@@ -333,7 +297,7 @@ func TestEventsAnalyticsReference(t *testing.T) {
 			case want.winner >= 0 && (got.WinningVariant == nil || got.WinningVariant.VariantID != c.Variants[want.winner].ID):
 				t.Fatalf("winningVariant=%+v, want variant %d", got.WinningVariant, c.Variants[want.winner].ID)
 			}
-			evSamePtr(t, "sampleRatioMismatch.pValue", got.SampleRatioMismatch.PValue, want.srmP)
+			samePtr(t, "sampleRatioMismatch.pValue", got.SampleRatioMismatch.PValue, want.srmP)
 			if got.SampleRatioMismatch.Detected != want.srmDetected {
 				t.Fatalf("sampleRatioMismatch.detected=%v, want %v", got.SampleRatioMismatch.Detected, want.srmDetected)
 			}
@@ -347,24 +311,24 @@ func TestEventsAnalyticsReference(t *testing.T) {
 				a, cv := tc.arms[i], c.Variants[i]
 				p := fmt.Sprintf("variants[%d].", i)
 				if v.VariantID != cv.ID || v.VariantName != cv.Name || v.IsControl != a.control || v.TrafficAllocation != a.alloc ||
-					v.Impressions != a.impressions || v.Conversions != a.conversions || !evClose(v.ConversionRate, want.rates[i]) {
+					v.Impressions != a.impressions || v.Conversions != a.conversions || !near(v.ConversionRate, want.rates[i]) {
 					t.Fatalf("%s=%+v, want id %d %s control %v alloc %g %d/%d rate %g", p, v, cv.ID, cv.Name, a.control, a.alloc, a.impressions, a.conversions, want.rates[i])
 				}
-				evSamePtr(t, p+"uplift", v.Uplift, want.uplift[i])
-				evSamePtr(t, p+"pValue", v.PValue, want.armP[i])
-				evSamePtr(t, p+"lowerBound", v.LowerBound, want.lower[i])
-				evSamePtr(t, p+"upperBound", v.UpperBound, want.upper[i])
+				samePtr(t, p+"uplift", v.Uplift, want.uplift[i])
+				samePtr(t, p+"pValue", v.PValue, want.armP[i])
+				samePtr(t, p+"lowerBound", v.LowerBound, want.lower[i])
+				samePtr(t, p+"upperBound", v.UpperBound, want.upper[i])
 				switch {
 				case v.ConfidenceInterval == nil && want.lower[i] != nil:
 					t.Fatalf("%sconfidenceInterval=null, want [%g, %g]", p, *want.lower[i], *want.upper[i])
 				case v.ConfidenceInterval != nil && (v.LowerBound == nil || v.UpperBound == nil ||
 					v.ConfidenceInterval.Lower != *v.LowerBound || v.ConfidenceInterval.Upper != *v.UpperBound):
-					t.Fatalf("%sconfidenceInterval=%+v, bounds %v/%v", p, v.ConfidenceInterval, evFmt(v.LowerBound), evFmt(v.UpperBound))
+					t.Fatalf("%sconfidenceInterval=%+v, bounds %v/%v", p, v.ConfidenceInterval, fmtPtr(v.LowerBound), fmtPtr(v.UpperBound))
 				}
 			}
 			if tc.name == "Reference" {
-				if up := got.Variants[1].Uplift; up == nil || !evClose(*up, 50) {
-					t.Fatalf("uplift=%v, want 50", evFmt(up))
+				if up := got.Variants[1].Uplift; up == nil || !near(*up, 50) {
+					t.Fatalf("uplift=%v, want 50", fmtPtr(up))
 				}
 				if !got.SufficientData || got.SampleRatioMismatch.Detected || *got.SampleRatioMismatch.PValue != 1 {
 					t.Fatalf("sufficientData=%v srm=%+v, want true and p 1", got.SufficientData, got.SampleRatioMismatch)
@@ -411,34 +375,34 @@ func TestEventsAnalyticsReference(t *testing.T) {
 	}
 
 	t.Run("NotFound", func(t *testing.T) {
-		c := evMustCampaign(t, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
+		c := mustCreateCampaign(t, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
 		other, err := db.CreateApp(ctx, "other", "free", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = db.CampaignAnalytics(ctx, other.ID, c.ID)
-		storeWantCode(t, err, ENOTFOUND)
+		wantCode(t, err, ENOTFOUND)
 		_, err = db.CampaignAnalytics(ctx, app, c.ID+1000)
-		storeWantCode(t, err, ENOTFOUND)
+		wantCode(t, err, ENOTFOUND)
 	})
 }
 
 func TestEventsLogIDDuplicate(t *testing.T) {
 	ctx := context.Background()
-	db, app, clock := evOpen(t)
+	db, app, clock := mustOpenApp(t, eventsT0)
 	first, err := db.LogEvent(ctx, app, &EventInput{EventID: "signup", UserID: "u1", LogID: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Duplicate || !first.Success || first.ID < 1 || first.EventID != "signup" || !first.Timestamp.Equal(evT0) {
+	if first.Duplicate || !first.Success || first.ID < 1 || first.EventID != "signup" || !first.Timestamp.Equal(eventsT0) {
 		t.Fatalf("first=%+v", first)
 	}
-	clock.set(evT0.Add(time.Hour))
+	clock.Set(eventsT0.Add(time.Hour))
 	again, err := db.LogEvent(ctx, app, &EventInput{EventID: "other", LogID: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !again.Duplicate || again.ID != first.ID || again.EventID != "signup" || !again.Timestamp.Equal(evT0) {
+	if !again.Duplicate || again.ID != first.ID || again.EventID != "signup" || !again.Timestamp.Equal(eventsT0) {
 		t.Fatalf("retry=%+v, want the first event %+v marked duplicate", again, first)
 	}
 	// Without a logId every call is a new event.
@@ -447,15 +411,15 @@ func TestEventsLogIDDuplicate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := evCount(t, db, `SELECT COUNT(*) FROM events WHERE app_id = ?`, app); got != 3 {
+	if got := countRows(t, db, `SELECT COUNT(*) FROM events WHERE app_id = ?`, app); got != 3 {
 		t.Fatalf("%d events stored, want 3", got)
 	}
 	_, err = db.LogEvent(ctx, app, &EventInput{})
-	storeWantCode(t, err, EINVALID)
+	wantCode(t, err, EINVALID)
 }
 
-// evAssign assigns a user through the SDK path.
-func evAssign(tb testing.TB, db *DB, appID, campaignID int64, req VariantRequest) {
+// mustAssign assigns a user through the SDK path.
+func mustAssign(tb testing.TB, db *DB, appID, campaignID int64, req VariantRequest) {
 	tb.Helper()
 	b, err := db.Variant(context.Background(), appID, campaignID, &req, nil)
 	if err != nil {
@@ -467,17 +431,17 @@ func evAssign(tb testing.TB, db *DB, appID, campaignID int64, req VariantRequest
 	}
 }
 
-func evConversions(tb testing.TB, db *DB, campaignID int64) int64 {
-	return evCount(tb, db, `SELECT COALESCE(SUM(conversions), 0) FROM campaign_variants WHERE campaign_id = ?`, campaignID)
+func countConversions(tb testing.TB, db *DB, campaignID int64) int64 {
+	return countRows(tb, db, `SELECT COALESCE(SUM(conversions), 0) FROM campaign_variants WHERE campaign_id = ?`, campaignID)
 }
 
 // TestEventsConcurrentLogID sends one logId from 50 goroutines at once.
 func TestEventsConcurrentLogID(t *testing.T) {
 	ctx := context.Background()
-	db, app, clock := evOpen(t)
-	c := evMustCampaign(t, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
-	evAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
-	clock.set(evT0.Add(time.Second))
+	db, app, clock := mustOpenApp(t, eventsT0)
+	c := mustCreateCampaign(t, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	mustAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
+	clock.Set(eventsT0.Add(time.Second))
 	const n = 50
 	results := make([]*EventResult, n)
 	errs := make([]error, n)
@@ -506,10 +470,10 @@ func TestEventsConcurrentLogID(t *testing.T) {
 	if dups != n-1 {
 		t.Fatalf("%d answers marked duplicate, want %d", dups, n-1)
 	}
-	if got := evCount(t, db, `SELECT COUNT(*) FROM events WHERE log_id = 'same'`); got != 1 {
+	if got := countRows(t, db, `SELECT COUNT(*) FROM events WHERE log_id = 'same'`); got != 1 {
 		t.Fatalf("%d rows, want 1", got)
 	}
-	if got := evConversions(t, db, c.ID); got != 1 {
+	if got := countConversions(t, db, c.ID); got != 1 {
 		t.Fatalf("%d conversions, want 1", got)
 	}
 }
@@ -518,13 +482,13 @@ func TestEventsConcurrentLogID(t *testing.T) {
 // the group commit must neither lose nor double a conversion.
 func TestEventsConcurrentConversions(t *testing.T) {
 	ctx := context.Background()
-	db, app, clock := evOpen(t)
-	c := evMustCampaign(t, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	db, app, clock := mustOpenApp(t, eventsT0)
+	c := mustCreateCampaign(t, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
 	const users = 100
 	for i := range users {
-		evAssign(t, db, app, c.ID, VariantRequest{UserID: fmt.Sprint("u", i)})
+		mustAssign(t, db, app, c.ID, VariantRequest{UserID: fmt.Sprint("u", i)})
 	}
-	clock.set(evT0.Add(time.Second))
+	clock.Set(eventsT0.Add(time.Second))
 	var wg sync.WaitGroup
 	errs := make(chan error, 3*users)
 	for i := range 3 * users {
@@ -544,13 +508,13 @@ func TestEventsConcurrentConversions(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if got := evConversions(t, db, c.ID); got != users {
+	if got := countConversions(t, db, c.ID); got != users {
 		t.Fatalf("%d conversions, want %d", got, users)
 	}
-	if got := evCount(t, db, `SELECT COUNT(*) FROM assignments WHERE campaign_id = ? AND converted_at IS NOT NULL`, c.ID); got != users {
+	if got := countRows(t, db, `SELECT COUNT(*) FROM assignments WHERE campaign_id = ? AND converted_at IS NOT NULL`, c.ID); got != users {
 		t.Fatalf("%d converted assignments, want %d", got, users)
 	}
-	if got := evCount(t, db, `SELECT COUNT(*) FROM events WHERE app_id = ?`, app); got != 3*users {
+	if got := countRows(t, db, `SELECT COUNT(*) FROM events WHERE app_id = ?`, app); got != 3*users {
 		t.Fatalf("%d events, want %d", got, 3*users)
 	}
 }
@@ -560,32 +524,32 @@ func TestEventsConcurrentConversions(t *testing.T) {
 // conversion must still respect the status on disk.
 func TestEventsConversionStaleCache(t *testing.T) {
 	ctx := context.Background()
-	db, app, clock := evOpen(t)
-	c := evMustCampaign(t, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
-	evAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
-	evAssign(t, db, app, c.ID, VariantRequest{UserID: "u2"})
-	clock.set(evT0.Add(time.Second))
+	db, app, clock := mustOpenApp(t, eventsT0)
+	c := mustCreateCampaign(t, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	mustAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
+	mustAssign(t, db, app, c.ID, VariantRequest{UserID: "u2"})
+	clock.Set(eventsT0.Add(time.Second))
 	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "purchase", UserID: "u1"}); err != nil {
 		t.Fatal(err)
 	}
-	other := storeOpenPath(t, db.path)
-	other.Now = clock.now
+	other := mustOpenDBAt(t, db.path)
+	other.Now = clock.Now
 	if _, err := other.SetCampaignStatus(ctx, app, c.ID, CampaignPaused); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "purchase", UserID: "u2"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := evConversions(t, db, c.ID); got != 1 {
+	if got := countConversions(t, db, c.ID); got != 1 {
 		t.Fatalf("conversions=%d, want 1 (u2 converted while paused)", got)
 	}
 }
 
-// evLogAt logs n events at the clock's time t from several goroutines, so
+// mustLogEvents logs n events at the clock's time t from several goroutines, so
 // the group commit batches them.
-func evLogAt(tb testing.TB, db *DB, clock *evClock, appID int64, t time.Time, eventID string, n int) {
+func mustLogEvents(tb testing.TB, db *DB, clock *testclock.Clock, appID int64, t time.Time, eventID string, n int) {
 	tb.Helper()
-	clock.set(t)
+	clock.Set(t)
 	var wg sync.WaitGroup
 	var next atomic.Int64
 	var failed atomic.Value
@@ -607,28 +571,28 @@ func evLogAt(tb testing.TB, db *DB, clock *evClock, appID int64, t time.Time, ev
 
 func TestEventsDeleteBefore(t *testing.T) {
 	ctx := context.Background()
-	db, app, clock := evOpen(t)
+	db, app, clock := mustOpenApp(t, eventsT0)
 	other, err := db.CreateApp(ctx, "other", "free", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A conversion counted by an event that retention later deletes stays
 	// counted: analytics read counters, not events.
-	c := evMustCampaign(t, db, app, "purchase", []evArm{{50, true, 0, 0}, {50, false, 0, 0}})
-	evAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
-	cutoff := evT0.Add(10 * 24 * time.Hour)
-	clock.set(evT0.Add(time.Second))
+	c := mustCreateCampaign(t, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	mustAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
+	cutoff := eventsT0.Add(10 * 24 * time.Hour)
+	clock.Set(eventsT0.Add(time.Second))
 	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "purchase", UserID: "u1"}); err != nil {
 		t.Fatal(err)
 	}
 	// More than two delete batches of old events, some in another app, and
 	// a few on each side of the cutoff.
-	evLogAt(t, db, clock, app, evT0.Add(time.Hour), "old", 2*retentionBatch+100)
-	evLogAt(t, db, clock, other.ID, evT0.Add(2*time.Hour), "old", 10)
-	evLogAt(t, db, clock, app, cutoff.Add(-time.Millisecond), "old", 3)
-	evLogAt(t, db, clock, app, cutoff, "kept", 2)
-	evLogAt(t, db, clock, app, cutoff.Add(time.Millisecond), "kept", 4)
-	evLogAt(t, db, clock, other.ID, cutoff.Add(time.Hour), "kept", 5)
+	mustLogEvents(t, db, clock, app, eventsT0.Add(time.Hour), "old", 2*retentionBatch+100)
+	mustLogEvents(t, db, clock, other.ID, eventsT0.Add(2*time.Hour), "old", 10)
+	mustLogEvents(t, db, clock, app, cutoff.Add(-time.Millisecond), "old", 3)
+	mustLogEvents(t, db, clock, app, cutoff, "kept", 2)
+	mustLogEvents(t, db, clock, app, cutoff.Add(time.Millisecond), "kept", 4)
+	mustLogEvents(t, db, clock, other.ID, cutoff.Add(time.Hour), "kept", 5)
 	const old = 1 + 2*retentionBatch + 100 + 10 + 3
 
 	n, err := db.DeleteEventsBefore(ctx, cutoff)
@@ -638,10 +602,10 @@ func TestEventsDeleteBefore(t *testing.T) {
 	if n != old {
 		t.Fatalf("deleted %d, want %d", n, old)
 	}
-	if got := evCount(t, db, `SELECT COUNT(*) FROM events WHERE event_id != 'kept'`); got != 0 {
+	if got := countRows(t, db, `SELECT COUNT(*) FROM events WHERE event_id != 'kept'`); got != 0 {
 		t.Fatalf("%d old events left", got)
 	}
-	if got := evCount(t, db, `SELECT COUNT(*) FROM events WHERE event_id = 'kept' AND ts >= ?`, ms(cutoff)); got != 11 {
+	if got := countRows(t, db, `SELECT COUNT(*) FROM events WHERE event_id = 'kept' AND ts >= ?`, ms(cutoff)); got != 11 {
 		t.Fatalf("%d recent events left, want 11", got)
 	}
 	list, err := db.FindEvents(ctx, app, EventFilter{Limit: MaxEventsLimit})
@@ -654,7 +618,30 @@ func TestEventsDeleteBefore(t *testing.T) {
 	if n, err := db.DeleteEventsBefore(ctx, cutoff); err != nil || n != 0 {
 		t.Fatalf("second pass deleted %d (%v), want 0", n, err)
 	}
-	if got := evConversions(t, db, c.ID); got != 1 {
+	if got := countConversions(t, db, c.ID); got != 1 {
 		t.Fatalf("conversions=%d after retention, want 1", got)
+	}
+}
+
+// The analytics API reproduces published worked z-tests (the shared
+// testdata/stats_tables.json): the treatment's pValue is the two-tailed p
+// of the pooled two-proportion test against the control.
+func TestEventsAnalyticsPublishedExamples(t *testing.T) {
+	ctx := context.Background()
+	for _, ex := range fixture.Stats(t).ZTestWorked.Rows {
+		t.Run(ex.Name, func(t *testing.T) {
+			db, app, _ := mustOpenApp(t, eventsT0)
+			c := mustCreateCampaign(t, db, app, "purchase", []testArm{{alloc: 50, control: true}, {alloc: 50}})
+			setCounters(t, db, c.Variants[0].ID, ex.N2, ex.C2)
+			setCounters(t, db, c.Variants[1].ID, ex.N1, ex.C1)
+			got, err := db.CampaignAnalytics(ctx, app, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := got.Variants[1].PValue
+			if p == nil || math.Abs(*p-ex.P) > ex.TolP {
+				t.Fatalf("treatment pValue=%s, want %v (±%v) as published", fmtPtr(p), ex.P, ex.TolP)
+			}
+		})
 	}
 }

@@ -18,12 +18,6 @@ import (
 	"service/jsonjs"
 )
 
-// Limits on the optional strings of a form submission.
-const (
-	MaxFormIDLen          = 256 // userId, sessionId
-	MaxFormEnvironmentLen = 64
-)
-
 // FormSubmission is one stored submission of a content block's form. Data
 // is the submitted object exactly as the form.submitted webhook carried it.
 type FormSubmission struct {
@@ -62,15 +56,8 @@ func (in *FormSubmissionInput) validate() (*jsonjs.Object, FieldErrors) {
 	} else if data, _ = v.(*jsonjs.Object); data == nil {
 		fe.Add("data", "must be an object")
 	}
-	for _, s := range []struct {
-		name string
-		v    *string
-		max  int
-	}{{"userId", in.UserID, MaxFormIDLen}, {"sessionId", in.SessionID, MaxFormIDLen}, {"environment", in.Environment, MaxFormEnvironmentLen}} {
-		if s.v != nil && utf8.RuneCountInString(*s.v) > s.max {
-			fe.Add(s.name, fmt.Sprintf("must be at most %d characters", s.max))
-		}
-	}
+	checkVisitor(fe, deref(in.UserID), deref(in.SessionID))
+	checkLen(fe, "environment", deref(in.Environment), MaxFormEnvironmentLen)
 	return data, fe
 }
 

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"strings"
 )
 
@@ -27,24 +28,10 @@ func newPagination(o ListOptions, total int) Pagination {
 	p := Pagination{Total: total}
 	if o.offset()+o.Limit < total {
 		next := o.Page + 1
-		cursor := itoa(next)
+		cursor := strconv.Itoa(next)
 		p.HasMore, p.NextPage, p.NextCursor = true, &next, &cursor
 	}
 	return p
-}
-
-func itoa(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }
 
 // findPage reads one page of `from` (newest id first) and the total count,

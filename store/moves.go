@@ -9,6 +9,23 @@ import (
 	"service/stats"
 )
 
+// moves is the campaign state machine: from -> allowed targets.
+var moves = map[string][]string{
+	CampaignDraft:     {CampaignActive, CampaignArchived},
+	CampaignActive:    {CampaignPaused, CampaignCompleted},
+	CampaignPaused:    {CampaignActive, CampaignCompleted},
+	CampaignCompleted: {CampaignArchived},
+}
+
+func canMove(from, to string) bool {
+	for _, t := range moves[from] {
+		if t == to {
+			return true
+		}
+	}
+	return false
+}
+
 // Webhook payloads of campaign events, fields in the documented order.
 type campaignStarted struct {
 	CampaignID   int64  `json:"campaignId"`

@@ -41,9 +41,9 @@ func TestParseGrace(t *testing.T) {
 // TestRotateWebhookSecret follows a webhook through two rotations and
 // checks what a claimed delivery would be signed with at each point.
 func TestRotateWebhookSecret(t *testing.T) {
-	e := whOpen(t)
+	e := newWebhookEnv(t)
 	ctx := context.Background()
-	h := e.hook(WebhookInput{Secret: whPtr("first-secret")})
+	h := e.hook(WebhookInput{Secret: ptr("first-secret")})
 	if h.SecretRotatedAt != nil || h.PreviousSecretExpiresAt != nil {
 		t.Fatalf("new webhook: rotated=%v previous=%v", h.SecretRotatedAt, h.PreviousSecretExpiresAt)
 	}
@@ -69,8 +69,8 @@ func TestRotateWebhookSecret(t *testing.T) {
 	if len(rot.Secret) != 64 || rot.Secret == "first-secret" {
 		t.Fatalf("generated secret %q, want 64 hex characters", rot.Secret)
 	}
-	if rot.SecretRotatedAt == nil || !rot.SecretRotatedAt.Equal(*e.clock) ||
-		rot.PreviousSecretExpiresAt == nil || !rot.PreviousSecretExpiresAt.Equal(e.clock.Add(2*time.Hour)) || !rot.HasSecret {
+	if rot.SecretRotatedAt == nil || !rot.SecretRotatedAt.Equal(e.clock.Now()) ||
+		rot.PreviousSecretExpiresAt == nil || !rot.PreviousSecretExpiresAt.Equal(e.clock.Now().Add(2*time.Hour)) || !rot.HasSecret {
 		t.Fatalf("after rotation: %+v", rot.Webhook)
 	}
 	b, _ := json.Marshal(rot)
@@ -87,7 +87,7 @@ func TestRotateWebhookSecret(t *testing.T) {
 	if c.Secret != rot.Secret || c.PreviousSecret != "first-secret" {
 		t.Fatalf("during grace: secret=%q previous=%q", c.Secret, c.PreviousSecret)
 	}
-	*e.clock = e.clock.Add(2 * time.Hour)
+	e.clock.Add(2 * time.Hour)
 	c = claimOne()
 	if c.Secret != rot.Secret || c.PreviousSecret != "" {
 		t.Fatalf("when the grace ends: secret=%q previous=%q, want no previous", c.Secret, c.PreviousSecret)
@@ -98,11 +98,11 @@ func TestRotateWebhookSecret(t *testing.T) {
 	if _, err := e.db.RotateWebhookSecret(ctx, e.app, h.ID, RotateSecretInput{GracePeriod: json.RawMessage(`3600`)}); err != nil {
 		t.Fatal(err)
 	}
-	third, err := e.db.RotateWebhookSecret(ctx, e.app, h.ID, RotateSecretInput{Secret: whPtr("third-secret")})
+	third, err := e.db.RotateWebhookSecret(ctx, e.app, h.ID, RotateSecretInput{Secret: ptr("third-secret")})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if third.Secret != "third-secret" || !third.PreviousSecretExpiresAt.Equal(e.clock.Add(DefaultSecretGrace)) {
+	if third.Secret != "third-secret" || !third.PreviousSecretExpiresAt.Equal(e.clock.Now().Add(DefaultSecretGrace)) {
 		t.Fatalf("third rotation: %+v", third)
 	}
 	c = claimOne()
@@ -111,7 +111,7 @@ func TestRotateWebhookSecret(t *testing.T) {
 	}
 
 	// Setting the secret outright ends any grace period.
-	if _, err := e.db.UpdateWebhook(ctx, e.app, h.ID, WebhookInput{Secret: whPtr("patched-secret")}); err != nil {
+	if _, err := e.db.UpdateWebhook(ctx, e.app, h.ID, WebhookInput{Secret: ptr("patched-secret")}); err != nil {
 		t.Fatal(err)
 	}
 	c = claimOne()
@@ -129,7 +129,7 @@ func TestRotateWebhookSecret(t *testing.T) {
 }
 
 func TestRotateWebhookSecretErrors(t *testing.T) {
-	e := whOpen(t)
+	e := newWebhookEnv(t)
 	ctx := context.Background()
 	h := e.hook(WebhookInput{})
 	long := string(make([]rune, MaxWebhookSecretLen+1))
@@ -139,19 +139,19 @@ func TestRotateWebhookSecretErrors(t *testing.T) {
 		field string
 	}{
 		{"BadGrace", RotateSecretInput{GracePeriod: json.RawMessage(`"soon"`)}, "gracePeriod"},
-		{"EmptySecret", RotateSecretInput{Secret: whPtr("")}, "secret"},
+		{"EmptySecret", RotateSecretInput{Secret: ptr("")}, "secret"},
 		{"LongSecret", RotateSecretInput{Secret: &long}, "secret"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.db.RotateWebhookSecret(ctx, e.app, h.ID, tc.in)
-			storeWantCode(t, err, EINVALID)
+			wantCode(t, err, EINVALID)
 			if fields, _ := err.(*Error).Details["fields"].(map[string]any); fields[tc.field] == nil {
 				t.Fatalf("details=%v, want %s named", err.(*Error).Details, tc.field)
 			}
 		})
 	}
 	_, err := e.db.RotateWebhookSecret(ctx, e.app, h.ID+100, RotateSecretInput{})
-	storeWantCode(t, err, ENOTFOUND)
+	wantCode(t, err, ENOTFOUND)
 
 	// A webhook without a secret gets one; nothing else signs.
 	rot, err := e.db.RotateWebhookSecret(ctx, e.app, h.ID, RotateSecretInput{})

@@ -72,14 +72,14 @@ func secFileHas(t *testing.T, path, s string) bool {
 // database file, free space and WAL included, also after a checkpoint.
 func TestSecretsEncryptedAtRest(t *testing.T) {
 	ctx := context.Background()
-	db, path := storeOpen(t)
+	db, path := mustOpenDBPath(t)
 	app, err := db.CreateApp(ctx, "a", "free", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	secrets := []string{"whsec_BEFORE_KEY_9f8e7d6c5b", "whsec_AFTER_KEY_1a2b3c4d5e", "whsec_UPDATED_0z9y8x7w6v"}
 	mk := func(secret string) *Webhook {
-		w, err := db.CreateWebhook(ctx, app.ID, WebhookInput{URL: whPtr("http://127.0.0.1:1/"), Events: &[]string{"*"}, Secret: &secret})
+		w, err := db.CreateWebhook(ctx, app.ID, WebhookInput{URL: ptr("http://127.0.0.1:1/"), Events: &[]string{"*"}, Secret: &secret})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,20 +166,20 @@ func TestSecretsEncryptedAtRest(t *testing.T) {
 // key after a new one re-seals everything under the new one (rotation).
 func TestSetSecretKeysRefusals(t *testing.T) {
 	ctx := context.Background()
-	db, path := storeOpen(t)
+	db, path := mustOpenDBPath(t)
 	app, _ := db.CreateApp(ctx, "a", "free", 0)
 	old, cur, wrong := keyring.Generate(), keyring.Generate(), keyring.Generate()
 	if _, err := db.SetSecretKeys(ctx, secRing(t, old)); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"one-secret", "two-secret"} {
-		if _, err := db.CreateWebhook(ctx, app.ID, WebhookInput{URL: whPtr("http://127.0.0.1:1/"), Events: &[]string{"*"}, Secret: &s}); err != nil {
+		if _, err := db.CreateWebhook(ctx, app.ID, WebhookInput{URL: ptr("http://127.0.0.1:1/"), Events: &[]string{"*"}, Secret: &s}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	db.Close()
 
-	db = storeOpenPath(t, path)
+	db = mustOpenDBAt(t, path)
 	var ke *SecretKeyError
 	if _, err := db.SetSecretKeys(ctx, nil); !errors.As(err, &ke) || !errors.Is(err, errNoSecretKey) {
 		t.Fatalf("no key: %v, want a SecretKeyError", err)
@@ -230,7 +230,7 @@ func mapsEqual(a, b map[int64]string) bool {
 // grace period's two signatures.
 func TestRotatedSecretsEncryptedAtRest(t *testing.T) {
 	ctx := context.Background()
-	db, path := storeOpen(t)
+	db, path := mustOpenDBPath(t)
 	app, err := db.CreateApp(ctx, "a", "free", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func TestRotatedSecretsEncryptedAtRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	old, next := "whsec_OLD_rotation_4b3c2d1e", "whsec_NEW_rotation_8f7e6d5c"
-	w, err := db.CreateWebhook(ctx, app.ID, WebhookInput{URL: whPtr("http://127.0.0.1:1/"), Events: &[]string{"*"}, Secret: &old})
+	w, err := db.CreateWebhook(ctx, app.ID, WebhookInput{URL: ptr("http://127.0.0.1:1/"), Events: &[]string{"*"}, Secret: &old})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,29 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"service/jsonjs"
 	"service/migrations"
 )
 
-// storeOpen opens a database file in a fresh directory and closes it at the
-// end of the test.
-func storeOpen(tb testing.TB) (*DB, string) {
-	tb.Helper()
-	path := filepath.Join(tb.TempDir(), "store.db")
-	return storeOpenPath(tb, path), path
-}
-
-func storeOpenPath(tb testing.TB, path string) *DB {
-	tb.Helper()
-	db, err := Open(context.Background(), path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	return db
-}
-
-// storeLatestVersion is the highest migration number shipped.
-func storeLatestVersion(tb testing.TB) uint {
+// latestVersion is the highest migration number shipped.
+func latestVersion(tb testing.TB) uint {
 	tb.Helper()
 	latest, _ := storeVersions(tb)
 	return latest
@@ -67,17 +50,7 @@ func storeVersions(tb testing.TB) (latest, prev uint) {
 	return v, prev
 }
 
-func storeWantCode(tb testing.TB, err error, code string) {
-	tb.Helper()
-	if err == nil {
-		tb.Fatalf("err=nil, want code %s", code)
-	}
-	if got := ErrorCode(err); got != code {
-		tb.Fatalf("code=%s (%v), want %s", got, err, code)
-	}
-}
-
-func storeTableExists(tb testing.TB, db *DB, name string) bool {
+func tableExists(tb testing.TB, db *DB, name string) bool {
 	tb.Helper()
 	var n int
 	if err := db.read.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&n); err != nil {
@@ -89,7 +62,7 @@ func storeTableExists(tb testing.TB, db *DB, name string) bool {
 func TestStoreOpenTwice(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "twice.db")
-	latest := storeLatestVersion(t)
+	latest := latestVersion(t)
 
 	first, err := Open(ctx, path)
 	if err != nil {
@@ -101,14 +74,14 @@ func TestStoreOpenTwice(t *testing.T) {
 	}
 	// A second handle while the first is open migrates nothing and fails
 	// on nothing: migrations are idempotent.
-	second := storeOpenPath(t, path)
+	second := mustOpenDBAt(t, path)
 	if err := first.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := first.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	third := storeOpenPath(t, path)
+	third := mustOpenDBAt(t, path)
 	for i, db := range []*DB{second, third} {
 		v, dirty, err := db.Version()
 		if err != nil {
@@ -132,7 +105,7 @@ func TestStoreOpenTwice(t *testing.T) {
 
 func TestStoreMigrateDownUp(t *testing.T) {
 	ctx := context.Background()
-	db, _ := storeOpen(t)
+	db := mustOpenDB(t)
 	latest, prev := storeVersions(t)
 	if _, err := db.CreateApp(ctx, "before", "free", 0); err != nil {
 		t.Fatal(err)
@@ -147,7 +120,7 @@ func TestStoreMigrateDownUp(t *testing.T) {
 	if v != prev || dirty {
 		t.Fatalf("after down 1: version=%d dirty=%v, want %d clean", v, dirty, prev)
 	}
-	if latest == 1 && storeTableExists(t, db, "apps") {
+	if latest == 1 && tableExists(t, db, "apps") {
 		t.Fatal("down to version 0 left the apps table")
 	}
 	if err := db.Migrate(ctx, 0); err != nil {
@@ -160,7 +133,7 @@ func TestStoreMigrateDownUp(t *testing.T) {
 		t.Fatalf("after up: version=%d dirty=%v err=%v, want %d", v, dirty, err, latest)
 	}
 	for _, table := range []string{"apps", "api_keys", "content_views", "campaigns", "webhook_deliveries", "form_submissions"} {
-		if !storeTableExists(t, db, table) {
+		if !tableExists(t, db, table) {
 			t.Fatalf("table %s missing after up", table)
 		}
 	}
@@ -181,7 +154,7 @@ func TestStoreMigrateDownUp(t *testing.T) {
 
 func TestStoreCreateApp(t *testing.T) {
 	ctx := context.Background()
-	db, _ := storeOpen(t)
+	db := mustOpenDB(t)
 	for _, tc := range []struct {
 		name, plan string
 		rate       int
@@ -208,7 +181,7 @@ func TestStoreCreateApp(t *testing.T) {
 			}
 			a, err := db.CreateApp(ctx, name, tc.plan, tc.rate)
 			if tc.code != "" {
-				storeWantCode(t, err, tc.code)
+				wantCode(t, err, tc.code)
 				return
 			}
 			if err != nil {
@@ -231,12 +204,12 @@ func TestStoreCreateApp(t *testing.T) {
 		})
 	}
 	_, err := db.FindAppByID(ctx, 999999)
-	storeWantCode(t, err, ENOTFOUND)
+	wantCode(t, err, ENOTFOUND)
 }
 
 func TestStoreCreateKeyStoresHashOnly(t *testing.T) {
 	ctx := context.Background()
-	db, _ := storeOpen(t)
+	db := mustOpenDB(t)
 	app, err := db.CreateApp(ctx, "keys", "free", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -323,14 +296,14 @@ func TestStoreCreateKeyStoresHashOnly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, _, err := db.CreateKey(ctx, tc.app, tc.role, "")
-			storeWantCode(t, err, tc.code)
+			wantCode(t, err, tc.code)
 		})
 	}
 }
 
 func TestStoreAuthenticate(t *testing.T) {
 	ctx := context.Background()
-	db, _ := storeOpen(t)
+	db := mustOpenDB(t)
 	clock := time.Date(2030, 3, 4, 5, 6, 7, 0, time.UTC)
 	db.Now = func() time.Time { return clock }
 	app, err := db.CreateApp(ctx, "auth", "starter", 0)
@@ -350,7 +323,7 @@ func TestStoreAuthenticate(t *testing.T) {
 	}
 	for _, bad := range []string{"", "sk_c_", plain + "0", strings.ToUpper(plain), plain[:len(plain)-1]} {
 		_, err := db.Authenticate(ctx, bad)
-		storeWantCode(t, err, EINVALID)
+		wantCode(t, err, EINVALID)
 	}
 
 	revoked, err := db.RevokeKey(ctx, k.ID)
@@ -361,7 +334,7 @@ func TestStoreAuthenticate(t *testing.T) {
 		t.Fatalf("RevokeKey=%+v, want revokedAt %v", revoked, clock)
 	}
 	_, err = db.Authenticate(ctx, plain)
-	storeWantCode(t, err, EINVALID)
+	wantCode(t, err, EINVALID)
 
 	// Revoking again keeps the first revocation time.
 	clock = clock.Add(time.Hour)
@@ -373,7 +346,7 @@ func TestStoreAuthenticate(t *testing.T) {
 		t.Fatalf("second revoke moved revokedAt to %v", again.RevokedAt)
 	}
 	_, err = db.RevokeKey(ctx, 999999)
-	storeWantCode(t, err, ENOTFOUND)
+	wantCode(t, err, ENOTFOUND)
 
 	keys, err := db.FindKeys(ctx, app.ID)
 	if err != nil {
@@ -389,8 +362,9 @@ func TestStoreAuthenticate(t *testing.T) {
 // cache's lifetime.
 func TestStoreRevokeSeenByOtherHandle(t *testing.T) {
 	ctx := context.Background()
-	server, path := storeOpen(t)
-	cli := storeOpenPath(t, path)
+	path := tempDBPath(t)
+	server := mustOpenDBAt(t, path)
+	cli := mustOpenDBAt(t, path)
 	app, err := cli.CreateApp(ctx, "cross", "free", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -409,7 +383,7 @@ func TestStoreRevokeSeenByOtherHandle(t *testing.T) {
 	for {
 		_, err := server.Authenticate(ctx, plain)
 		if err != nil {
-			storeWantCode(t, err, EINVALID)
+			wantCode(t, err, EINVALID)
 			break
 		}
 		if time.Since(start) > keyCacheTTL+500*time.Millisecond {
@@ -424,8 +398,9 @@ func TestStoreRevokeSeenByOtherHandle(t *testing.T) {
 // turn contention into waiting, never SQLITE_BUSY.
 func TestConcurrentWritersTwoHandles(t *testing.T) {
 	ctx := context.Background()
-	a, path := storeOpen(t)
-	b := storeOpenPath(t, path)
+	path := tempDBPath(t)
+	a := mustOpenDBAt(t, path)
+	b := mustOpenDBAt(t, path)
 	app, err := a.CreateApp(ctx, "busy", "free", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -482,7 +457,7 @@ func TestConcurrentWritersTwoHandles(t *testing.T) {
 
 func TestStoreContentWebhookOutbox(t *testing.T) {
 	ctx := context.Background()
-	db, _ := storeOpen(t)
+	db := mustOpenDB(t)
 	clock := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	db.Now = func() time.Time { return clock }
 	app, err := db.CreateApp(ctx, "hooks", "free", 0)
@@ -539,7 +514,7 @@ func TestStoreContentWebhookOutbox(t *testing.T) {
 	if got := deliveries(); len(got) != 0 {
 		t.Fatalf("a draft queued %v", got)
 	}
-	stamp := func() string { return clock.Format(TimeFormat) }
+	stamp := func() string { return clock.Format(jsonjs.TimeLayout) }
 	var want []delivery
 	for _, step := range []struct {
 		status string

@@ -6,15 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"unicode/utf8"
-)
-
-// Limits on a user profile. They keep one profile cheap to decode, since
-// bulk counting decodes every profile of an app.
-const (
-	MaxUserIDLen       = 256
-	MaxAttributes      = 100
-	MaxAttributesBytes = 64 << 10
 )
 
 // UserProfile is what the service knows about one end user of an app.
@@ -29,15 +20,6 @@ type UserProfile struct {
 // without attributes writes it again: a hot path that sees the same user
 // many times a minute then costs no write at all.
 const lastSeenResolution = 60_000 // milliseconds
-
-// checkUserID records a bad user id at path.
-func checkUserID(fe FieldErrors, path, id string) {
-	if id == "" {
-		fe.Add(path, "is required")
-	} else if utf8.RuneCountInString(id) > MaxUserIDLen {
-		fe.Add(path, fmt.Sprintf("must be at most %d characters", MaxUserIDLen))
-	}
-}
 
 // touchUser records a sighting of a user inside the caller's transaction:
 // it inserts the user when unknown (first_seen = last_seen = tx.now), merges
@@ -124,9 +106,7 @@ func (db *DB) IdentifyUser(ctx context.Context, appID int64, userID string, attr
 	checkUserID(fe, "userId", userID)
 	// Refusing what is wrong whatever the stored profile holds before
 	// joining a batch spares the batch a rollback and retry.
-	if len(attrs) > MaxAttributes {
-		fe.Add("attributes", fmt.Sprintf("must have at most %d keys", MaxAttributes))
-	}
+	checkAttributes(fe, attrs)
 	if _, empty := attrs[""]; empty {
 		fe.Add("attributes", "must not have an empty key")
 	}

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"service/keyring"
 	"service/netpolicy"
@@ -152,7 +151,7 @@ func (in *WebhookInput) validate(create bool) ([]string, error) {
 			}
 		}
 	}
-	if in.Secret != nil && utf8.RuneCountInString(*in.Secret) > MaxWebhookSecretLen {
+	if in.Secret != nil && tooLong(*in.Secret, MaxWebhookSecretLen) {
 		fe.Add("secret", fmt.Sprintf("must be at most %d characters", MaxWebhookSecretLen))
 	}
 	if in.Secret != nil && keyring.Sealed(*in.Secret) {
@@ -168,7 +167,7 @@ func (in *WebhookInput) validate(create bool) ([]string, error) {
 	if in.TimeoutSeconds != nil && (*in.TimeoutSeconds < 1 || *in.TimeoutSeconds > MaxWebhookTimeout) {
 		fe.Add("timeoutSeconds", fmt.Sprintf("must be between 1 and %d", MaxWebhookTimeout))
 	}
-	if in.Description != nil && utf8.RuneCountInString(*in.Description) > MaxWebhookDescriptionLen {
+	if in.Description != nil && tooLong(*in.Description, MaxWebhookDescriptionLen) {
 		fe.Add("description", fmt.Sprintf("must be at most %d characters", MaxWebhookDescriptionLen))
 	}
 	if in.Status != nil && *in.Status != WebhookActive && *in.Status != WebhookFailed {
@@ -208,7 +207,7 @@ func (db *DB) validateWebhook(in *WebhookInput, create bool) ([]string, error) {
 }
 
 func checkWebhookURL(raw string) string {
-	if len(raw) > MaxWebhookURLLen {
+	if tooLong(raw, MaxWebhookURLLen) {
 		return fmt.Sprintf("must be at most %d characters", MaxWebhookURLLen)
 	}
 	u, err := url.Parse(raw)
@@ -267,7 +266,7 @@ func validHeaderName(s string) bool {
 // validHeaderValue refuses CR, LF and other controls, which would let a
 // value smuggle extra headers into the request.
 func validHeaderValue(s string) bool {
-	if len(s) > maxWebhookHeaderValueLen {
+	if tooLong(s, maxWebhookHeaderValueLen) {
 		return false
 	}
 	for i := 0; i < len(s); i++ {

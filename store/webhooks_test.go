@@ -7,37 +7,28 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"service/internal/testclock"
 )
 
-// whEnv is a database with one app and a controllable clock.
-type whEnv struct {
+// webhookEnv is a database with one app and a controllable clock.
+type webhookEnv struct {
 	t     *testing.T
 	db    *DB
 	app   int64
-	clock *time.Time
+	clock *testclock.Clock
 }
 
-func whOpen(t *testing.T) *whEnv {
+func newWebhookEnv(t *testing.T) *webhookEnv {
 	t.Helper()
-	db, _ := storeOpen(t)
-	clock := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	db.Now = func() time.Time { return clock }
-	app, err := db.CreateApp(context.Background(), "hooks", "free", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &whEnv{t: t, db: db, app: app.ID, clock: &clock}
+	db, app, clock := mustOpenApp(t, time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	return &webhookEnv{t: t, db: db, app: app, clock: clock}
 }
 
-// whFmt joins values with spaces, strings included.
-func whFmt(v ...any) string { return strings.TrimSuffix(fmt.Sprintln(v...), "\n") }
-
-func whPtr[T any](v T) *T { return &v }
-
-func (e *whEnv) hook(in WebhookInput) *Webhook {
+func (e *webhookEnv) hook(in WebhookInput) *Webhook {
 	e.t.Helper()
 	if in.URL == nil {
-		in.URL = whPtr("http://127.0.0.1:1/hook")
+		in.URL = ptr("http://127.0.0.1:1/hook")
 	}
 	if in.Events == nil {
 		in.Events = &[]string{"*"}
@@ -49,7 +40,7 @@ func (e *whEnv) hook(in WebhookInput) *Webhook {
 	return w
 }
 
-func (e *whEnv) test(hookID int64) *Delivery {
+func (e *webhookEnv) test(hookID int64) *Delivery {
 	e.t.Helper()
 	d, err := e.db.SendTestDelivery(context.Background(), e.app, hookID)
 	if err != nil {
@@ -58,24 +49,24 @@ func (e *whEnv) test(hookID int64) *Delivery {
 	return d
 }
 
-func (e *whEnv) claim(limit, perHook int) []*ClaimedDelivery {
+func (e *webhookEnv) claim(limit, perHook int) []*ClaimedDelivery {
 	e.t.Helper()
-	c, err := e.db.ClaimDueDeliveries(context.Background(), *e.clock, ClaimOptions{Limit: limit, PerWebhook: perHook, Lease: 10 * time.Second})
+	c, err := e.db.ClaimDueDeliveries(context.Background(), e.clock.Now(), ClaimOptions{Limit: limit, PerWebhook: perHook, Lease: 10 * time.Second})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return c
 }
 
-func (e *whEnv) record(c *ClaimedDelivery, status int, msg string) {
+func (e *webhookEnv) record(c *ClaimedDelivery, status int, msg string) {
 	e.t.Helper()
-	res := AttemptResult{At: *e.clock, Duration: 5 * time.Millisecond, Status: status, Err: msg}
+	res := AttemptResult{At: e.clock.Now(), Duration: 5 * time.Millisecond, Status: status, Err: msg}
 	if err := e.db.RecordAttempt(context.Background(), c, res, time.Minute); err != nil {
 		e.t.Fatal(err)
 	}
 }
 
-func (e *whEnv) delivery(hookID, id int64) *Delivery {
+func (e *webhookEnv) delivery(hookID, id int64) *Delivery {
 	e.t.Helper()
 	d, err := e.db.FindDeliveryByID(context.Background(), e.app, hookID, id)
 	if err != nil {
@@ -84,7 +75,7 @@ func (e *whEnv) delivery(hookID, id int64) *Delivery {
 	return d
 }
 
-func (e *whEnv) webhook(id int64) *Webhook {
+func (e *webhookEnv) webhook(id int64) *Webhook {
 	e.t.Helper()
 	w, err := e.db.FindWebhookByID(context.Background(), e.app, id)
 	if err != nil {
@@ -94,7 +85,7 @@ func (e *whEnv) webhook(id int64) *Webhook {
 }
 
 func TestWebhookValidation(t *testing.T) {
-	e := whOpen(t)
+	e := newWebhookEnv(t)
 	many := map[string]string{}
 	for i := range 21 {
 		many[fmt.Sprintf("X-H%d", i)] = "v"
@@ -106,9 +97,9 @@ func TestWebhookValidation(t *testing.T) {
 	}{
 		{"Missing", WebhookInput{}, map[string]string{"url": "is required", "events": "must be a non-empty array of event kinds"}},
 		{"Everything wrong", WebhookInput{
-			URL: whPtr("ftp://x/"), Events: &[]string{"content.published", "nope", "webhook.test"},
-			Secret: whPtr(strings.Repeat("s", 257)), MaxRetries: whPtr(11), TimeoutSeconds: whPtr(0),
-			Description: whPtr(strings.Repeat("d", 1001)), Status: whPtr("active"),
+			URL: ptr("ftp://x/"), Events: &[]string{"content.published", "nope", "webhook.test"},
+			Secret: ptr(strings.Repeat("s", 257)), MaxRetries: ptr(11), TimeoutSeconds: ptr(0),
+			Description: ptr(strings.Repeat("d", 1001)), Status: ptr("active"),
 			Headers: &map[string]string{"Content-Type": "text/plain", "x-service-event": "x", "Bad Name": "v", "X-Ok": "a\r\nb", "user-agent": "u"},
 		}, map[string]string{
 			"url": "must be an absolute http or https URL", "events[1]": "", "events[2]": "",
@@ -119,18 +110,18 @@ func TestWebhookValidation(t *testing.T) {
 			"headers.user-agent": "is set by the service and cannot be overridden", "headers.Bad Name": "must be a valid HTTP header name",
 			"headers.X-Ok": "must be at most 1024 characters without control characters",
 		}},
-		{"Relative URL", WebhookInput{URL: whPtr("/hook"), Events: &[]string{"*"}}, map[string]string{"url": "must be an absolute http or https URL"}},
-		{"No host", WebhookInput{URL: whPtr("http:///x"), Events: &[]string{"*"}}, map[string]string{"url": "must be an absolute http or https URL"}},
-		{"Empty events", WebhookInput{URL: whPtr("https://x.example/"), Events: &[]string{}}, map[string]string{"events": "must be a non-empty array of event kinds"}},
-		{"Too many headers", WebhookInput{URL: whPtr("https://x.example/"), Events: &[]string{"*"}, Headers: &many}, map[string]string{"headers": "must have at most 20 headers"}},
-		{"Duplicate header", WebhookInput{URL: whPtr("https://x.example/"), Events: &[]string{"*"}, Headers: &map[string]string{"X-A": "1", "x-a": "2"}},
+		{"Relative URL", WebhookInput{URL: ptr("/hook"), Events: &[]string{"*"}}, map[string]string{"url": "must be an absolute http or https URL"}},
+		{"No host", WebhookInput{URL: ptr("http:///x"), Events: &[]string{"*"}}, map[string]string{"url": "must be an absolute http or https URL"}},
+		{"Empty events", WebhookInput{URL: ptr("https://x.example/"), Events: &[]string{}}, map[string]string{"events": "must be a non-empty array of event kinds"}},
+		{"Too many headers", WebhookInput{URL: ptr("https://x.example/"), Events: &[]string{"*"}, Headers: &many}, map[string]string{"headers": "must have at most 20 headers"}},
+		{"Duplicate header", WebhookInput{URL: ptr("https://x.example/"), Events: &[]string{"*"}, Headers: &map[string]string{"X-A": "1", "x-a": "2"}},
 			map[string]string{"headers.x-a": "duplicates header X-A"}},
-		{"Negative retries", WebhookInput{URL: whPtr("https://x.example/"), Events: &[]string{"*"}, MaxRetries: whPtr(-1), TimeoutSeconds: whPtr(121)},
+		{"Negative retries", WebhookInput{URL: ptr("https://x.example/"), Events: &[]string{"*"}, MaxRetries: ptr(-1), TimeoutSeconds: ptr(121)},
 			map[string]string{"maxRetries": "must be between 0 and 10", "timeoutSeconds": "must be between 1 and 120"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := e.db.CreateWebhook(context.Background(), e.app, tc.in)
-			storeWantCode(t, err, EINVALID)
+			wantCode(t, err, EINVALID)
 			fields, _ := err.(*Error).Details["fields"].(map[string]any)
 			if got, want := len(fields), len(tc.want); got != want {
 				t.Fatalf("fields=%v, want %v", fields, tc.want)
@@ -146,14 +137,14 @@ func TestWebhookValidation(t *testing.T) {
 }
 
 func TestWebhookCreateDefaultsAndUpdate(t *testing.T) {
-	e := whOpen(t)
+	e := newWebhookEnv(t)
 	ctx := context.Background()
 	w := e.hook(WebhookInput{Events: &[]string{"webhook.content_published", "content.published", "webhook.campaign_winner_declared"},
-		Secret: whPtr("s3cret"), Headers: &map[string]string{"X-Tenant": "acme"}})
+		Secret: ptr("s3cret"), Headers: &map[string]string{"X-Tenant": "acme"}})
 	if got, want := strings.Join(w.Events, ","), "content.published,campaign.winner_declared"; got != want {
 		t.Fatalf("events=%s, want %s", got, want)
 	}
-	if got, want := whFmt(w.MaxRetries, w.TimeoutSeconds, w.Status, w.HasSecret, w.Headers["X-Tenant"]), "3 30 ACTIVE true acme"; got != want {
+	if got, want := joinFmt(w.MaxRetries, w.TimeoutSeconds, w.Status, w.HasSecret, w.Headers["X-Tenant"]), "3 30 ACTIVE true acme"; got != want {
 		t.Fatalf("defaults=%s, want %s", got, want)
 	}
 	b, _ := json.Marshal(w)
@@ -161,11 +152,11 @@ func TestWebhookCreateDefaultsAndUpdate(t *testing.T) {
 		t.Fatalf("secret leaked: %s", b)
 	}
 
-	w, err := e.db.UpdateWebhook(ctx, e.app, w.ID, WebhookInput{Secret: whPtr(""), Headers: &map[string]string{}, Events: &[]string{"*"}})
+	w, err := e.db.UpdateWebhook(ctx, e.app, w.ID, WebhookInput{Secret: ptr(""), Headers: &map[string]string{}, Events: &[]string{"*"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := whFmt(w.HasSecret, len(w.Headers), w.Events), "false 0 [*]"; got != want {
+	if got, want := joinFmt(w.HasSecret, len(w.Headers), w.Events), "false 0 [*]"; got != want {
 		t.Fatalf("after update=%s, want %s", got, want)
 	}
 
@@ -174,48 +165,48 @@ func TestWebhookCreateDefaultsAndUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.db.FindWebhookByID(ctx, other.ID, w.ID)
-	storeWantCode(t, err, ENOTFOUND)
-	_, err = e.db.UpdateWebhook(ctx, other.ID, w.ID, WebhookInput{Status: whPtr(WebhookActive)})
-	storeWantCode(t, err, ENOTFOUND)
-	storeWantCode(t, e.db.DeleteWebhook(ctx, other.ID, w.ID), ENOTFOUND)
+	wantCode(t, err, ENOTFOUND)
+	_, err = e.db.UpdateWebhook(ctx, other.ID, w.ID, WebhookInput{Status: ptr(WebhookActive)})
+	wantCode(t, err, ENOTFOUND)
+	wantCode(t, e.db.DeleteWebhook(ctx, other.ID, w.ID), ENOTFOUND)
 	_, err = e.db.SendTestDelivery(ctx, other.ID, w.ID)
-	storeWantCode(t, err, ENOTFOUND)
+	wantCode(t, err, ENOTFOUND)
 }
 
 func TestWebhookRetryScheduleAndFailure(t *testing.T) {
-	e := whOpen(t)
-	w := e.hook(WebhookInput{MaxRetries: whPtr(3), Secret: whPtr("topsecret")})
+	e := newWebhookEnv(t)
+	w := e.hook(WebhookInput{MaxRetries: ptr(3), Secret: ptr("topsecret")})
 	d := e.test(w.ID)
-	if d.Status != DeliveryPending || d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(*e.clock) {
+	if d.Status != DeliveryPending || d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(e.clock.Now()) {
 		t.Fatalf("queued delivery=%+v", d)
 	}
-	start := *e.clock
+	start := e.clock.Now()
 	// Retry k waits base * 2^(k-1) after the failure: 1, 2, 4 minutes.
 	var offsets []time.Duration
 	for attempt := 1; attempt <= 4; attempt++ {
 		if attempt > 1 {
 			due := e.delivery(w.ID, d.ID).NextAttemptAt.Time
-			*e.clock = due.Add(-time.Millisecond)
+			e.clock.Set(due.Add(-time.Millisecond))
 			if early := e.claim(10, 1); len(early) != 0 {
 				t.Fatalf("attempt %d claimable before it is due", attempt)
 			}
-			*e.clock = due
+			e.clock.Set(due)
 		}
 		got := e.claim(10, 1)
 		if len(got) != 1 || got[0].ID != d.ID || got[0].Attempt != attempt {
 			t.Fatalf("attempt %d: claimed %+v", attempt, got)
 		}
-		offsets = append(offsets, e.clock.Sub(start))
+		offsets = append(offsets, e.clock.Now().Sub(start))
 		if again := e.claim(10, 5); len(again) != 0 {
 			t.Fatalf("claimed twice: %+v", again)
 		}
 		e.record(got[0], 0, "dial tcp: connection refused; secret topsecret")
-		if next, ok, err := e.db.NextDeliveryDue(context.Background(), *e.clock); attempt < 4 &&
-			(err != nil || !ok || !next.Equal(e.clock.Add(RetryDelay(time.Minute, attempt)))) {
+		if next, ok, err := e.db.NextDeliveryDue(context.Background(), e.clock.Now()); attempt < 4 &&
+			(err != nil || !ok || !next.Equal(e.clock.Now().Add(RetryDelay(time.Minute, attempt)))) {
 			t.Fatalf("next due %v %v %v after attempt %d", next, ok, err, attempt)
 		}
 	}
-	if got, want := whFmt(offsets), "[0s 1m0s 3m0s 7m0s]"; got != want {
+	if got, want := joinFmt(offsets), "[0s 1m0s 3m0s 7m0s]"; got != want {
 		t.Fatalf("attempts at %s, want %s", got, want)
 	}
 	got := e.delivery(w.ID, d.ID)
@@ -226,18 +217,18 @@ func TestWebhookRetryScheduleAndFailure(t *testing.T) {
 		t.Fatalf("attempt=%+v", got.Attempts[0])
 	}
 	hook := e.webhook(w.ID)
-	if got, want := whFmt(hook.Status, hook.ConsecutiveFailures, hook.TotalFailures, hook.TotalSuccesses), "ACTIVE 4 4 0"; got != want {
+	if got, want := joinFmt(hook.Status, hook.ConsecutiveFailures, hook.TotalFailures, hook.TotalSuccesses), "ACTIVE 4 4 0"; got != want {
 		t.Fatalf("webhook=%s, want %s", got, want)
 	}
 
 	// A redelivery keeps the id, gets a fresh budget, and success resets
 	// the consecutive failures.
-	*e.clock = e.clock.Add(time.Hour)
+	e.clock.Add(time.Hour)
 	rd, err := e.db.RedeliverDelivery(context.Background(), e.app, w.ID, d.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rd.ID != d.ID || rd.Status != DeliveryPending || !rd.NextAttemptAt.Equal(*e.clock) {
+	if rd.ID != d.ID || rd.Status != DeliveryPending || !rd.NextAttemptAt.Equal(e.clock.Now()) {
 		t.Fatalf("redelivered=%+v", rd)
 	}
 	c := e.claim(10, 1)
@@ -250,7 +241,7 @@ func TestWebhookRetryScheduleAndFailure(t *testing.T) {
 		t.Fatalf("delivery=%+v", got)
 	}
 	hook = e.webhook(w.ID)
-	if got, want := whFmt(hook.ConsecutiveFailures, hook.TotalFailures, hook.TotalSuccesses), "0 4 1"; got != want {
+	if got, want := joinFmt(hook.ConsecutiveFailures, hook.TotalFailures, hook.TotalSuccesses), "0 4 1"; got != want {
 		t.Fatalf("webhook=%s, want %s", got, want)
 	}
 	if c := e.claim(10, 1); len(c) != 0 {
@@ -259,8 +250,8 @@ func TestWebhookRetryScheduleAndFailure(t *testing.T) {
 }
 
 func TestWebhookFailedAfterTenAndReenable(t *testing.T) {
-	e := whOpen(t)
-	w := e.hook(WebhookInput{MaxRetries: whPtr(0)})
+	e := newWebhookEnv(t)
+	w := e.hook(WebhookInput{MaxRetries: ptr(0)})
 	var last *Delivery
 	var queued *Delivery // queued while the last attempts fail
 	for i := range WebhookFailureThreshold {
@@ -275,7 +266,7 @@ func TestWebhookFailedAfterTenAndReenable(t *testing.T) {
 		e.record(c[0], 500, "")
 	}
 	hook := e.webhook(w.ID)
-	if got, want := whFmt(hook.Status, hook.ConsecutiveFailures), "FAILED 10"; got != want {
+	if got, want := joinFmt(hook.Status, hook.ConsecutiveFailures), "FAILED 10"; got != want {
 		t.Fatalf("webhook=%s, want %s", got, want)
 	}
 	if d := e.delivery(w.ID, last.ID); d.Status != DeliveryFailed {
@@ -299,19 +290,19 @@ func TestWebhookFailedAfterTenAndReenable(t *testing.T) {
 	if c := e.claim(10, 1); len(c) != 0 {
 		t.Fatalf("FAILED webhook claimed %+v", c)
 	}
-	if _, ok, _ := e.db.NextDeliveryDue(context.Background(), *e.clock); ok {
+	if _, ok, _ := e.db.NextDeliveryDue(context.Background(), e.clock.Now()); ok {
 		t.Fatal("NextDeliveryDue reports a delivery of a FAILED webhook")
 	}
 	notified := 0
 	e.db.Notify = func() { notified++ }
-	hook, err := e.db.UpdateWebhook(context.Background(), e.app, w.ID, WebhookInput{Status: whPtr(WebhookActive)})
+	hook, err := e.db.UpdateWebhook(context.Background(), e.app, w.ID, WebhookInput{Status: ptr(WebhookActive)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := whFmt(hook.Status, hook.ConsecutiveFailures, hook.TotalFailures, notified), "ACTIVE 0 10 1"; got != want {
+	if got, want := joinFmt(hook.Status, hook.ConsecutiveFailures, hook.TotalFailures, notified), "ACTIVE 0 10 1"; got != want {
 		t.Fatalf("re-enabled=%s, want %s", got, want)
 	}
-	if d := e.delivery(w.ID, queued.ID); d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(*e.clock) {
+	if d := e.delivery(w.ID, queued.ID); d.NextAttemptAt == nil || !d.NextAttemptAt.Equal(e.clock.Now()) {
 		t.Fatalf("re-enabled webhook's delivery=%+v, want due now", d)
 	}
 	c := e.claim(10, 5)
@@ -321,19 +312,19 @@ func TestWebhookFailedAfterTenAndReenable(t *testing.T) {
 }
 
 func TestWebhookLeaseAndStaleClaim(t *testing.T) {
-	e := whOpen(t)
-	w := e.hook(WebhookInput{TimeoutSeconds: whPtr(5)})
+	e := newWebhookEnv(t)
+	w := e.hook(WebhookInput{TimeoutSeconds: ptr(5)})
 	d := e.test(w.ID)
 	first := e.claim(10, 1)
 	if len(first) != 1 {
 		t.Fatal("not claimed")
 	}
 	// Lease = timeout (5s) + 10s; the claim is held until then.
-	*e.clock = e.clock.Add(15*time.Second - time.Millisecond)
+	e.clock.Add(15*time.Second - time.Millisecond)
 	if c := e.claim(10, 1); len(c) != 0 {
 		t.Fatal("claimed before the lease expired")
 	}
-	*e.clock = e.clock.Add(time.Millisecond)
+	e.clock.Add(time.Millisecond)
 	second := e.claim(10, 1)
 	if len(second) != 1 || second[0].Claim == first[0].Claim {
 		t.Fatalf("reclaim %+v", second)
@@ -365,13 +356,13 @@ func TestWebhookLeaseAndStaleClaim(t *testing.T) {
 }
 
 func TestWebhookClaimFairness(t *testing.T) {
-	e := whOpen(t)
+	e := newWebhookEnv(t)
 	slow := e.hook(WebhookInput{})
 	fast := e.hook(WebhookInput{})
 	for range 50 {
 		e.test(slow.ID)
 	}
-	*e.clock = e.clock.Add(time.Second)
+	e.clock.Add(time.Second)
 	f := e.test(fast.ID)
 	c := e.claim(4, 2)
 	if len(c) != 3 {
@@ -386,18 +377,18 @@ func TestWebhookClaimFairness(t *testing.T) {
 	}
 	// The caller's sends in flight count against the cap.
 	inFlight := map[int64]int{slow.ID: 2, fast.ID: 1}
-	more, err := e.db.ClaimDueDeliveries(context.Background(), *e.clock, ClaimOptions{Limit: 4, PerWebhook: 2, InFlight: inFlight})
+	more, err := e.db.ClaimDueDeliveries(context.Background(), e.clock.Now(), ClaimOptions{Limit: 4, PerWebhook: 2, InFlight: inFlight})
 	if err != nil || len(more) != 0 {
 		t.Fatalf("claimed %d beyond the per-webhook cap: %v", len(more), err)
 	}
 	inFlight[slow.ID] = 1
-	if more, _ = e.db.ClaimDueDeliveries(context.Background(), *e.clock, ClaimOptions{Limit: 4, PerWebhook: 2, InFlight: inFlight}); len(more) != 1 {
+	if more, _ = e.db.ClaimDueDeliveries(context.Background(), e.clock.Now(), ClaimOptions{Limit: 4, PerWebhook: 2, InFlight: inFlight}); len(more) != 1 {
 		t.Fatalf("claimed %d with one slot free, want 1", len(more))
 	}
 }
 
 func TestWebhookDeliveryListPaging(t *testing.T) {
-	e := whOpen(t)
+	e := newWebhookEnv(t)
 	ctx := context.Background()
 	w := e.hook(WebhookInput{})
 	for range 3 {
@@ -449,7 +440,7 @@ func TestWebhookRetryDelay(t *testing.T) {
 func TestFormDataValidation(t *testing.T) {
 	fields := []FormField{
 		{Name: "email", Type: "email", Required: true},
-		{Name: "name", Type: "text", MinLength: whPtr(2), MaxLength: whPtr(5)},
+		{Name: "name", Type: "text", MinLength: ptr(2), MaxLength: ptr(5)},
 		{Name: "age", Type: "number"},
 		{Name: "agree", Type: "checkbox", Required: true},
 		{Name: "news", Type: "checkbox"},
@@ -481,7 +472,7 @@ func TestFormDataValidation(t *testing.T) {
 		{"Object text", `{"email":{"a":1},"agree":true}`, map[string]string{"data.email": "must be a string"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			in := FormSubmissionInput{ContentViewID: whPtr[int64](1), Data: json.RawMessage(tc.data)}
+			in := FormSubmissionInput{ContentViewID: ptr[int64](1), Data: json.RawMessage(tc.data)}
 			data, fe := in.validate()
 			if len(fe) != 0 {
 				t.Fatalf("body errors %v", fe)
@@ -500,7 +491,7 @@ func TestFormDataValidation(t *testing.T) {
 }
 
 func TestFormSubmitStoresAndEmits(t *testing.T) {
-	e := whOpen(t)
+	e := newWebhookEnv(t)
 	ctx := context.Background()
 	hook := e.hook(WebhookInput{Events: &[]string{"webhook.form_submitted"}})
 	name, pub := "Contact", ContentPublished
@@ -519,7 +510,7 @@ func TestFormSubmitStoresAndEmits(t *testing.T) {
 	// key first, then insertion order; numbers as JavaScript writes them.
 	data := `{"10":"ten","z":"<b>&\"é\"</b>","a":1.5}`
 	want := fmt.Sprintf(`{"formSubmissionId":%d,"contentViewId":%d,"contentViewName":"Contact","submittedAt":%q,"data":%s,"userId":"u1","sessionId":null,"environment":null}`,
-		sub.ID, c.ID, e.clock.Format(TimeFormat), data)
+		sub.ID, c.ID, e.clock.Stamp(), data)
 	list, _, err := e.db.FindDeliveries(ctx, e.app, hook.ID, "", ListOptions{Limit: 10, Page: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -541,9 +532,9 @@ func TestFormSubmitStoresAndEmits(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = e.db.SubmitForm(ctx, e.app, FormSubmissionInput{ContentViewID: &c.ID, Data: json.RawMessage(`{}`)})
-	storeWantCode(t, err, EINVALID)
-	_, err = e.db.SubmitForm(ctx, e.app, FormSubmissionInput{ContentViewID: whPtr[int64](999), Data: json.RawMessage(`{}`)})
-	storeWantCode(t, err, ENOTFOUND)
+	wantCode(t, err, EINVALID)
+	_, err = e.db.SubmitForm(ctx, e.app, FormSubmissionInput{ContentViewID: ptr[int64](999), Data: json.RawMessage(`{}`)})
+	wantCode(t, err, ENOTFOUND)
 	if _, p, _ := e.db.FindFormSubmissions(ctx, e.app, 0, ListOptions{Limit: 10, Page: 1}); p.Total != 1 {
 		t.Fatalf("total=%d after refusals", p.Total)
 	}

@@ -9,31 +9,20 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"service/internal/testclock"
 	"service/jsonjs"
 	"service/store"
 	"service/webhooks"
 )
 
-// ceClock is the store's clock in these tests. It stays in the past: the
-// dispatcher claims deliveries by the real time, so every delivery queued
-// at a clock time is due at once, and every timestamp the store writes is
-// known to the test exactly.
-type ceClock struct{ ms atomic.Int64 }
-
-func (c *ceClock) now() time.Time            { return time.UnixMilli(c.ms.Load()).UTC() }
-func (c *ceClock) add(d time.Duration)       { c.ms.Add(d.Milliseconds()) }
-func (c *ceClock) stamp() string             { return c.now().Format(store.TimeFormat) }
-func (c *ceClock) at(d time.Duration) string { return c.now().Add(d).Format(store.TimeFormat) }
-
 // ceEnv is the e2e environment with a controlled clock, two published
 // blocks and a webhook subscribed to everything.
 type ceEnv struct {
 	*e2eEnv
-	clock  *ceClock
+	clock  *testclock.Clock
 	blocks [2]int64
 	all    *e2eReceiver
 	allID  int64
@@ -43,10 +32,9 @@ const ceSecret = "whsec_campaign_ünï"
 
 func ceNew(t *testing.T) *ceEnv {
 	t.Helper()
-	e := &ceEnv{e2eEnv: e2eNew(t), clock: &ceClock{}}
-	e.clock.ms.Store(time.Now().Add(-2 * time.Hour).Truncate(time.Second).UnixMilli())
+	e := &ceEnv{e2eEnv: e2eNew(t), clock: testclock.New(time.Now().Add(-2 * time.Hour).Truncate(time.Second))}
 	// Set before the dispatcher starts: nothing else reads DB.Now yet.
-	e.DB.Now = e.clock.now
+	e.DB.Now = e.clock.Now
 	// Blocks first, so their content.published events reach no webhook.
 	for i := range e.blocks {
 		e.blocks[i] = e2eNum(e.publish(fmt.Sprintf("block %c", 'A'+i)), "id")
@@ -62,7 +50,7 @@ func ceNew(t *testing.T) *ceEnv {
 func (e *ceEnv) campaign(name string, extra map[string]any) int64 {
 	e.t.Helper()
 	body := map[string]any{
-		"name": name, "goalEventId": "purchase", "assignmentType": "round_robin", "endDate": e.clock.at(time.Hour),
+		"name": name, "goalEventId": "purchase", "assignmentType": "round_robin", "endDate": e.clock.At(time.Hour),
 		"variants": []any{
 			map[string]any{"contentViewId": e.blocks[0], "name": "Control", "isControl": true},
 			map[string]any{"contentViewId": e.blocks[1], "name": "Treatment"},
@@ -269,16 +257,16 @@ func TestCampaignEventsLifecycleThroughAPI(t *testing.T) {
 
 	const name = `Spring <sale> & "more" — ünï`
 	const quoted = `"Spring <sale> & \"more\" — ünï"`
-	end := e.clock.at(time.Hour)
+	end := e.clock.At(time.Hour)
 	id := e.campaign(name, nil)
 
-	e.clock.add(time.Second)
-	startedAt := e.clock.stamp()
+	e.clock.Add(time.Second)
+	startedAt := e.clock.Stamp()
 	e.status(id, "active")
-	e.clock.add(time.Second)
-	pausedAt := e.clock.stamp()
+	e.clock.Add(time.Second)
+	pausedAt := e.clock.Stamp()
 	e.status(id, "paused")
-	e.clock.add(time.Second)
+	e.clock.Add(time.Second)
 	e.status(id, "active") // resuming emits nothing
 
 	// Round robin: Control, Treatment, Control, Treatment; one conversion.
@@ -287,10 +275,10 @@ func TestCampaignEventsLifecycleThroughAPI(t *testing.T) {
 			t.Fatalf("user-%d got %s, want %s", i, got, want)
 		}
 	}
-	e.clock.add(time.Second)
+	e.clock.Add(time.Second)
 	e.convert("user-1")
-	e.clock.add(time.Second)
-	completedAt := e.clock.stamp()
+	e.clock.Add(time.Second)
+	completedAt := e.clock.Stamp()
 	e.status(id, "completed")
 
 	events := ceByKind(t, e.ceCollect(t, e.all, e.allID, ceSecret, 3))
@@ -326,15 +314,15 @@ func TestCampaignEventsLifecycleThroughAPI(t *testing.T) {
 
 func TestCampaignEventsFromScheduler(t *testing.T) {
 	e := ceNew(t)
-	start, end := e.clock.at(time.Minute), e.clock.at(time.Hour)
+	start, end := e.clock.At(time.Minute), e.clock.At(time.Hour)
 	id := e.campaign("Scheduled", map[string]any{"startDate": start, "endDate": end})
 	// An untouched draft is not started before its startDate.
 	if r, err := e.DB.RunSchedule(context.Background()); err != nil || len(r.Started)+len(r.Completed) != 0 {
 		t.Fatalf("early pass=%+v, %v; want nothing done", r, err)
 	}
 
-	e.clock.add(time.Minute + time.Second)
-	passAt := e.clock.stamp()
+	e.clock.Add(time.Minute + time.Second)
+	passAt := e.clock.Stamp()
 	r, err := e.DB.RunSchedule(context.Background())
 	if err != nil || !slices.Equal(r.Started, []int64{id}) || len(r.Completed) != 0 {
 		t.Fatalf("pass=%+v, %v; want campaign %d started", r, err, id)
@@ -348,11 +336,11 @@ func TestCampaignEventsFromScheduler(t *testing.T) {
 	if got, want := e.assign(id, "u-2"), "Treatment"; got != want {
 		t.Fatalf("u-2 got %s, want %s", got, want)
 	}
-	e.clock.add(time.Second)
+	e.clock.Add(time.Second)
 	e.convert("u-1")
 
-	e.clock.add(time.Hour)
-	completedAt := e.clock.stamp()
+	e.clock.Add(time.Hour)
+	completedAt := e.clock.Stamp()
 	r, err = e.DB.RunSchedule(context.Background())
 	if err != nil || !slices.Equal(r.Completed, []int64{id}) || len(r.Started) != 0 {
 		t.Fatalf("pass=%+v, %v; want campaign %d completed", r, err, id)
@@ -381,7 +369,7 @@ func (e *ceEnv) ceConvertTreatment(id int64, n int, pick func(i int) bool) int {
 			convert = append(convert, user)
 		}
 	}
-	e.clock.add(time.Second)
+	e.clock.Add(time.Second)
 	for _, u := range convert {
 		e.convert(u)
 	}
@@ -401,8 +389,8 @@ func TestCampaignEventsWinnerDeclared(t *testing.T) {
 	if ana["statisticalSignificance"] != true {
 		t.Fatalf("analytics=%v, want significant", ana)
 	}
-	e.clock.add(time.Second)
-	completedAt := e.clock.stamp()
+	e.clock.Add(time.Second)
+	completedAt := e.clock.Stamp()
 	e.status(id, "completed")
 
 	got := ceByKind(t, e.ceCollect(t, e.all, e.allID, ceSecret, 3))
@@ -465,8 +453,8 @@ func TestCampaignEventsNoWinnerWhenNotSignificant(t *testing.T) {
 	if got, want := conv, 2; got != want {
 		t.Fatalf("conversions=%d, want %d", got, want)
 	}
-	e.clock.add(time.Second)
-	completedAt := e.clock.stamp()
+	e.clock.Add(time.Second)
+	completedAt := e.clock.Stamp()
 	e.status(id, "completed")
 	got := ceByKind(t, e.ceCollect(t, e.all, e.allID, ceSecret, 2))
 	ceWantData(t, got, store.EventCampaignCompleted, id,

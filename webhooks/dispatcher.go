@@ -140,7 +140,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 			l.done(f)
 			l.want = true
 		case r := <-l.claims:
-			l.claimed(r)
+			l.received(r)
 		case <-d.wake:
 			l.want = true
 		case <-timer.C:
@@ -384,10 +384,10 @@ func (l *loop) claim() {
 	}()
 }
 
-// claimed queues what a claim returned and sets the timer: to the next
+// received queues what a claim returned and sets the timer: to the next
 // retry due or the poll, whichever is sooner, or to the back-off after a
 // failure.
-func (l *loop) claimed(r claimed) {
+func (l *loop) received(r claimed) {
 	l.claiming = false
 	for _, c := range r.list {
 		l.state(c.WebhookID).queued++

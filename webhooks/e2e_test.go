@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"service/handlers"
+	"service/internal/testwait"
 	"service/store"
 	"service/webhooks"
 )
@@ -215,16 +216,7 @@ func (r *e2eReceiver) wait(t testing.TB, n int, timeout time.Duration) []e2eHit 
 }
 
 // e2eEventually polls cond until it holds or timeout passes.
-func e2eEventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+var e2eEventually = testwait.Until
 
 // e2eNodeVerify checks every hit's signature the way a JavaScript receiver
 // does: HMAC-SHA256 over JSON.stringify(JSON.parse(body).data).

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"service/internal/fixture"
 	"service/jsonjs"
 )
 
@@ -18,28 +19,34 @@ type formFields struct {
 	Fields map[string]string `json:"fields"`
 }
 
-// Expected headers were computed with Node.js:
-// crypto.createHmac('sha256', secret).update(data).digest('hex').
-var signVectors = []struct {
-	name, secret, data, header string
-}{
-	{
-		"html, quotes and non-ASCII",
-		"whsec_test_123",
-		`{"form_id":"contact","fields":{"message":"<b>Hello</b> & \"welcome\" — it's Zoë from 中文 😀","name":"Zoë Müller"}}`,
-		"sha256=67133eb8d71387548bf6eb8ade6031f5ba07d5b392e1bf99d9d4595f8c55f43e",
-	},
-	{"empty object", "s3cr3t", `{}`, "sha256=608b0c406f3dda19702d71a048483b8c331283106d80a208e3cf43dbde505286"},
-	{"empty secret", "", `{"a":1}`, "sha256=e0baad27ae5335a93e2979e6693e7630de7d66b4d5bfd687cdbf1f0018f79cb8"},
+// signVector is one signature computed by node, from the shared
+// testdata/webhook_signatures.json.
+type signVector struct {
+	Name   string `json:"name"`
+	Secret string `json:"secret"`
+	Data   string `json:"data"`
+	Header string `json:"header"`
+}
+
+func loadSignVectors(t *testing.T) []signVector {
+	var doc struct {
+		About   string       `json:"about"`
+		Vectors []signVector `json:"vectors"`
+	}
+	fixture.JSON(t, "webhook_signatures.json", &doc)
+	if len(doc.Vectors) == 0 {
+		t.Fatal("webhook_signatures.json has no vectors")
+	}
+	return doc.Vectors
 }
 
 func TestSignVectors(t *testing.T) {
-	for _, tc := range signVectors {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := Sign(tc.secret, []byte(tc.data)); got != tc.header {
-				t.Errorf("Sign = %s, want %s", got, tc.header)
+	for _, tc := range loadSignVectors(t) {
+		t.Run(tc.Name, func(t *testing.T) {
+			if got := Sign(tc.Secret, []byte(tc.Data)); got != tc.Header {
+				t.Errorf("Sign = %s, want %s", got, tc.Header)
 			}
-			if !Verify(tc.secret, []byte(tc.data), tc.header) {
+			if !Verify(tc.Secret, []byte(tc.Data), tc.Header) {
 				t.Error("Verify rejected the node-computed signature")
 			}
 		})
@@ -49,6 +56,7 @@ func TestSignVectors(t *testing.T) {
 // The first vector's data is what jsonjs produces for the Go value, so the
 // node-computed signature applies to data we actually send.
 func TestSignVectorDataIsStringifyOutput(t *testing.T) {
+	first := loadSignVectors(t)[0]
 	data, err := jsonjs.Stringify(formFields{
 		FormID: "contact",
 		Fields: map[string]string{
@@ -59,18 +67,19 @@ func TestSignVectorDataIsStringifyOutput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(data) != signVectors[0].data {
-		t.Fatalf("Stringify =\n%s\nwant\n%s", data, signVectors[0].data)
+	if string(data) != first.Data {
+		t.Fatalf("Stringify =\n%s\nwant\n%s", data, first.Data)
 	}
-	if got := Sign(signVectors[0].secret, data); got != signVectors[0].header {
-		t.Errorf("Sign = %s, want %s", got, signVectors[0].header)
+	if got := Sign(first.Secret, data); got != first.Header {
+		t.Errorf("Sign = %s, want %s", got, first.Header)
 	}
 }
 
 func TestVerifyRejects(t *testing.T) {
+	first := loadSignVectors(t)[0]
 	const secret = "whsec_test_123"
-	data := []byte(signVectors[0].data)
-	good := signVectors[0].header
+	data := []byte(first.Data)
+	good := first.Header
 	tests := map[string]struct {
 		secret, header string
 		data           []byte
@@ -133,13 +142,24 @@ func testPayloads(t *testing.T) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return [][]byte{
-		[]byte(signVectors[0].data),
+	out := [][]byte{
+		[]byte(loadSignVectors(t)[0].Data),
 		submitted,
 		fromStruct,
 		[]byte(`{}`),
 		[]byte(`[]`),
 	}
+	// Every canonical form node printed in jsonjs's vectors is data a
+	// receiver must be able to verify.
+	var canonical struct {
+		About   string `json:"about"`
+		Vectors []struct{ Name, In, Want string }
+	}
+	fixture.JSON(t, "jsonjs_canonical.json", &canonical)
+	for _, v := range canonical.Vectors {
+		out = append(out, []byte(v.Want))
+	}
+	return out
 }
 
 // The contract that receivers rely on, checked with Go tooling alone: the

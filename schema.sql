@@ -1,0 +1,203 @@
+-- The complete current schema of the service's database: read it here.
+--
+-- Generated from migrations/, which remain the way the schema changes: to
+-- change it, add a migration (migrations/NNNN_name.up.sql and .down.sql),
+-- then rewrite this file with
+--
+--     go test ./store -run TestSchema -update
+--
+-- TestSchema fails whenever this file and the migrations disagree.
+-- Timestamps are integer milliseconds since the Unix epoch (UTC).
+
+CREATE TABLE apps (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT    NOT NULL,
+    plan        TEXT    NOT NULL,
+    rate_limit  INTEGER NOT NULL,
+    created_at  INTEGER NOT NULL
+, allowed_origins TEXT NOT NULL DEFAULT '*');
+
+CREATE TABLE api_keys (
+    id          INTEGER PRIMARY KEY,
+    app_id      INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    role        TEXT    NOT NULL CHECK (role IN ('admin','read','client')),
+    name        TEXT    NOT NULL DEFAULT '',
+    key_hash    BLOB    NOT NULL UNIQUE,
+    key_prefix  TEXT    NOT NULL,
+    created_at  INTEGER NOT NULL,
+    revoked_at  INTEGER
+);
+CREATE INDEX api_keys_app ON api_keys(app_id);
+
+CREATE TABLE content_views (
+    id           INTEGER PRIMARY KEY,
+    app_id       INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    name         TEXT    NOT NULL,
+    status       TEXT    NOT NULL,
+    items        TEXT    NOT NULL DEFAULT '[]',
+    published_at INTEGER,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL
+);
+CREATE INDEX content_views_app ON content_views(app_id, status, id);
+
+CREATE TABLE audiences (
+    id                 INTEGER PRIMARY KEY,
+    app_id             INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    name               TEXT    NOT NULL,
+    description        TEXT    NOT NULL DEFAULT '',
+    status             TEXT    NOT NULL,
+    definition         TEXT    NOT NULL,
+    customer_count     INTEGER NOT NULL DEFAULT 0,
+    last_calculated_at INTEGER,
+    created_at         INTEGER NOT NULL,
+    updated_at         INTEGER NOT NULL
+);
+CREATE INDEX audiences_app ON audiences(app_id, status, id);
+
+CREATE TABLE campaigns (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    app_id          INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    name            TEXT    NOT NULL,
+    description     TEXT    NOT NULL DEFAULT '',
+    status          TEXT    NOT NULL,
+    archived_from   TEXT,
+    start_at        INTEGER,
+    end_at          INTEGER,
+    timezone        TEXT    NOT NULL DEFAULT 'UTC',
+    goal_event_id   TEXT,
+    audience_id     INTEGER REFERENCES audiences(id),
+    assignment_type TEXT    NOT NULL DEFAULT 'weighted',
+    rr_next         INTEGER NOT NULL DEFAULT 0,
+    started_at      INTEGER,
+    completed_at    INTEGER,
+    created_by      INTEGER,
+    created_at      INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+, stats_engine TEXT NOT NULL DEFAULT 'frequentist'
+    CHECK (stats_engine IN ('frequentist','sequential','bayesian')));
+CREATE INDEX campaigns_app ON campaigns(app_id, status, id);
+CREATE INDEX campaigns_status ON campaigns(status, start_at, end_at);
+
+CREATE TABLE campaign_variants (
+    id                 INTEGER PRIMARY KEY AUTOINCREMENT,
+    campaign_id        INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+    name               TEXT    NOT NULL,
+    content_view_id    INTEGER NOT NULL,
+    traffic_allocation REAL    NOT NULL,
+    is_control         INTEGER NOT NULL DEFAULT 0,
+    impressions        INTEGER NOT NULL DEFAULT 0,
+    conversions        INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX campaign_variants_campaign ON campaign_variants(campaign_id, id);
+CREATE INDEX campaign_variants_content ON campaign_variants(content_view_id);
+
+CREATE TABLE assignments (
+    campaign_id  INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+    user_key     TEXT    NOT NULL,
+    variant_id   INTEGER NOT NULL,
+    assigned_at  INTEGER NOT NULL,
+    converted_at INTEGER,
+    PRIMARY KEY (campaign_id, user_key)
+) WITHOUT ROWID;
+
+CREATE TABLE users (
+    app_id      INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    user_id     TEXT    NOT NULL,
+    attributes  TEXT    NOT NULL DEFAULT '{}',
+    first_seen  INTEGER NOT NULL,
+    last_seen   INTEGER NOT NULL,
+    PRIMARY KEY (app_id, user_id)
+) WITHOUT ROWID;
+
+CREATE TABLE events (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    app_id      INTEGER NOT NULL,
+    event_id    TEXT    NOT NULL,
+    user_id     TEXT,
+    session_id  TEXT,
+    metadata    TEXT,
+    log_id      TEXT,
+    ts          INTEGER NOT NULL
+);
+CREATE INDEX events_app_ts ON events(app_id, ts);
+CREATE INDEX events_app_event_ts ON events(app_id, event_id, ts);
+CREATE INDEX events_app_user_event_ts ON events(app_id, user_id, event_id, ts);
+CREATE UNIQUE INDEX events_app_log ON events(app_id, log_id) WHERE log_id IS NOT NULL;
+
+CREATE TABLE webhooks (
+    id                   INTEGER PRIMARY KEY,
+    app_id               INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    url                  TEXT    NOT NULL,
+    events               TEXT    NOT NULL,
+    secret               TEXT    NOT NULL DEFAULT '',
+    headers              TEXT    NOT NULL DEFAULT '{}',
+    max_retries          INTEGER NOT NULL,
+    timeout_seconds      INTEGER NOT NULL,
+    description          TEXT    NOT NULL DEFAULT '',
+    status               TEXT    NOT NULL DEFAULT 'ACTIVE',
+    consecutive_failures INTEGER NOT NULL DEFAULT 0,
+    total_successes      INTEGER NOT NULL DEFAULT 0,
+    total_failures       INTEGER NOT NULL DEFAULT 0,
+    created_at           INTEGER NOT NULL,
+    updated_at           INTEGER NOT NULL
+, previous_secret TEXT NOT NULL DEFAULT '', previous_secret_expires_at INTEGER, secret_rotated_at INTEGER);
+CREATE INDEX webhooks_app ON webhooks(app_id, id);
+
+CREATE TABLE webhook_deliveries (
+    id              INTEGER PRIMARY KEY,
+    webhook_id      INTEGER NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
+    event           TEXT    NOT NULL,
+    payload         BLOB    NOT NULL,
+    created_at      INTEGER NOT NULL,
+    status          TEXT    NOT NULL DEFAULT 'pending',
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER,
+    claimed_until   INTEGER
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
+CREATE INDEX webhook_deliveries_hook ON webhook_deliveries(webhook_id, id);
+
+CREATE TABLE webhook_attempts (
+    id              INTEGER PRIMARY KEY,
+    delivery_id     INTEGER NOT NULL REFERENCES webhook_deliveries(id) ON DELETE CASCADE,
+    at              INTEGER NOT NULL,
+    response_status INTEGER,
+    error           TEXT,
+    duration_ms     INTEGER NOT NULL
+);
+CREATE INDEX webhook_attempts_delivery ON webhook_attempts(delivery_id, id);
+
+CREATE TABLE form_submissions (
+    id              INTEGER PRIMARY KEY,
+    app_id          INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    content_view_id INTEGER NOT NULL REFERENCES content_views(id) ON DELETE CASCADE,
+    data            TEXT    NOT NULL,
+    user_id         TEXT,
+    session_id      TEXT,
+    environment     TEXT,
+    submitted_at    INTEGER NOT NULL
+);
+CREATE INDEX form_submissions_app ON form_submissions(app_id, content_view_id, id);
+
+CREATE TABLE dashboard_users (
+    id            INTEGER PRIMARY KEY,
+    email         TEXT    NOT NULL UNIQUE COLLATE NOCASE,
+    password_hash TEXT    NOT NULL,
+    created_at    INTEGER NOT NULL
+);
+
+CREATE TABLE dashboard_sessions (
+    token_hash BLOB    PRIMARY KEY,
+    user_id    INTEGER NOT NULL REFERENCES dashboard_users(id) ON DELETE CASCADE,
+    csrf_token TEXT    NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+CREATE INDEX dashboard_sessions_expires ON dashboard_sessions (expires_at);
+
+CREATE TABLE dashboard_setup (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    token_hash BLOB    NOT NULL,
+    created_at INTEGER NOT NULL
+);

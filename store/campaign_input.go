@@ -1,0 +1,308 @@
+package store
+
+// What a campaign create or update may say, and the checks it passes
+// before anything is written: field rules, dates read in the campaign's
+// timezone, variants, references to blocks and audiences, and which fields
+// each state lets a PATCH change. The campaign resource is in campaigns.go,
+// its state machine in moves.go.
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"service/stats"
+)
+
+// CampaignInput is a create or a partial update. AudienceID is raw so that
+// an explicit null (target everyone) differs from leaving it out.
+type CampaignInput struct {
+	Name           *string         `json:"name"`
+	Description    *string         `json:"description"`
+	Status         *string         `json:"status"`
+	StartDate      json.RawMessage `json:"startDate"`
+	EndDate        json.RawMessage `json:"endDate"`
+	Timezone       *string         `json:"timezone"`
+	GoalEventID    json.RawMessage `json:"goalEventId"`
+	AudienceID     json.RawMessage `json:"audienceId"`
+	AssignmentType *string         `json:"assignmentType"`
+	StatsEngine    *string         `json:"statsEngine"`
+	Variants       *[]VariantInput `json:"variants"`
+}
+
+// VariantInput is one variant of a create or a draft's update.
+type VariantInput struct {
+	Name              *string  `json:"name"`
+	ContentViewID     *int64   `json:"contentViewId"`
+	TrafficAllocation *float64 `json:"trafficAllocation"`
+	IsControl         *bool    `json:"isControl"`
+}
+
+// parseDate reads a campaign date: any RFC 3339 timestamp, or a date and
+// time without offset (or a bare date) read in the campaign's timezone.
+func parseDate(raw json.RawMessage, loc *time.Location) (*time.Time, bool, error) {
+	if len(raw) == 0 {
+		return nil, false, nil
+	}
+	if string(raw) == "null" {
+		return nil, true, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, true, errors.New("must be an ISO 8601 timestamp string")
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		t = t.UTC()
+		return &t, true, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			t = t.UTC()
+			return &t, true, nil
+		}
+	}
+	return nil, true, errors.New("must be an ISO 8601 timestamp")
+}
+
+// campaignEdit is a validated change, ready to write.
+type campaignEdit struct {
+	name, description *string
+	status            *string
+	start, end        *time.Time
+	setStart, setEnd  bool
+	timezone          *string
+	goal              *string
+	setGoal           bool
+	audience          *int64
+	setAudience       bool
+	assignment        *string
+	engine            *string
+	variants          []VariantInput
+	setVariants       bool
+}
+
+// validate checks the fields of in that can be checked without the
+// database, and resolves dates in the timezone (the current one, tz, when
+// the input does not change it).
+func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campaignEdit {
+	ed := &campaignEdit{name: in.Name, description: in.Description, status: in.Status, assignment: in.AssignmentType, engine: in.StatsEngine, timezone: in.Timezone}
+	if create || in.Name != nil {
+		if in.Name == nil || strings.TrimSpace(*in.Name) == "" {
+			fe.Add("name", "is required")
+		} else if tooLong(*in.Name, MaxNameLen) {
+			fe.Add("name", fmt.Sprintf("must be at most %d characters", MaxNameLen))
+		} else {
+			n := strings.TrimSpace(*in.Name)
+			ed.name = &n
+		}
+	}
+	if in.Description != nil && len(*in.Description) > 5000 {
+		fe.Add("description", "must be at most 5000 characters")
+	}
+	if in.Status != nil {
+		ok := false
+		for _, s := range CampaignStatuses {
+			ok = ok || s == *in.Status
+		}
+		if !ok {
+			fe.Add("status", "must be one of draft, active, paused, completed, archived")
+		} else if create && *in.Status != CampaignDraft && *in.Status != CampaignActive {
+			fe.Add("status", "must be draft or active on create")
+		}
+	}
+	loc := time.UTC
+	if in.Timezone != nil {
+		l, err := time.LoadLocation(*in.Timezone)
+		if err != nil || *in.Timezone == "" || *in.Timezone == "Local" {
+			fe.Add("timezone", "must be an IANA time zone name such as Europe/Berlin")
+		} else {
+			loc = l
+		}
+	} else if l, err := time.LoadLocation(tz); err == nil {
+		loc = l
+	}
+	var err error
+	if ed.start, ed.setStart, err = parseDate(in.StartDate, loc); err != nil {
+		fe.Add("startDate", err.Error())
+	}
+	if ed.end, ed.setEnd, err = parseDate(in.EndDate, loc); err != nil {
+		fe.Add("endDate", err.Error())
+	}
+	if len(in.GoalEventID) > 0 {
+		ed.setGoal = true
+		if string(in.GoalEventID) != "null" {
+			var g string
+			if json.Unmarshal(in.GoalEventID, &g) != nil || strings.TrimSpace(g) == "" || tooLong(g, MaxEventIDLen) {
+				fe.Add("goalEventId", fmt.Sprintf("must be a non-empty string of at most %d characters, or null", MaxEventIDLen))
+			} else {
+				ed.goal = &g
+			}
+		}
+	}
+	if len(in.AudienceID) > 0 {
+		ed.setAudience = true
+		if string(in.AudienceID) != "null" {
+			var a int64
+			if json.Unmarshal(in.AudienceID, &a) != nil || a < 1 {
+				fe.Add("audienceId", "must be an audience id or null")
+			} else {
+				ed.audience = &a
+			}
+		}
+	}
+	if in.AssignmentType != nil && *in.AssignmentType != AssignWeighted && *in.AssignmentType != AssignRoundRobin {
+		fe.Add("assignmentType", "must be weighted or round_robin")
+	}
+	if in.StatsEngine != nil && !stats.Engine(*in.StatsEngine).Valid() {
+		fe.Add("statsEngine", "must be frequentist, sequential or bayesian")
+	}
+	if in.Variants != nil || create {
+		ed.setVariants = true
+		if in.Variants == nil {
+			fe.Add("variants", "is required")
+		} else {
+			ed.variants = validateVariants(*in.Variants, fe)
+		}
+	}
+	return ed
+}
+
+// validateVariants checks counts, allocations and the control, and fills
+// in defaults: equal split when no allocation is given, the first variant
+// as control when none is marked, "Variant A", "Variant B"... as names.
+func validateVariants(vs []VariantInput, fe FieldErrors) []VariantInput {
+	if len(vs) < MinVariants || len(vs) > MaxVariants {
+		fe.Add("variants", fmt.Sprintf("must have between %d and %d variants", MinVariants, MaxVariants))
+		return nil
+	}
+	out := make([]VariantInput, len(vs))
+	withAlloc, controls := 0, 0
+	sum := 0.0
+	for i, v := range vs {
+		p := fmt.Sprintf("variants[%d]", i)
+		if v.ContentViewID == nil {
+			fe.Add(p+".contentViewId", "is required")
+		} else if *v.ContentViewID < 1 {
+			fe.Add(p+".contentViewId", "must be a content view id")
+		}
+		if v.Name != nil && (strings.TrimSpace(*v.Name) == "" || tooLong(*v.Name, MaxNameLen)) {
+			fe.Add(p+".name", fmt.Sprintf("must be 1 to %d characters", MaxNameLen))
+		}
+		if v.TrafficAllocation != nil {
+			withAlloc++
+			a := *v.TrafficAllocation
+			if math.IsNaN(a) || a < 0 || a > 100 {
+				fe.Add(p+".trafficAllocation", "must be between 0 and 100")
+			}
+			sum += a
+		}
+		if v.IsControl != nil && *v.IsControl {
+			controls++
+		}
+		out[i] = v
+		if v.Name == nil {
+			name := "Variant " + variantLetter(i)
+			out[i].Name = &name
+		}
+	}
+	switch {
+	case withAlloc == 0:
+		// Equal split in hundredths, the remainder on the last variant, so
+		// the weights sum to exactly 100.
+		each := 10000 / len(vs)
+		for i := range out {
+			w := each
+			if i == len(out)-1 {
+				w = 10000 - each*(len(vs)-1)
+			}
+			a := float64(w) / 100
+			out[i].TrafficAllocation = &a
+		}
+	case withAlloc != len(vs):
+		fe.Add("variants", "trafficAllocation must be given for every variant or for none")
+	case math.Abs(sum-100) > 0.01:
+		fe.Add("variants", fmt.Sprintf("trafficAllocation must sum to 100 (got %g)", sum))
+	}
+	switch {
+	case controls > 1:
+		fe.Add("variants", "exactly one variant may be the control")
+	case controls == 0:
+		t := true
+		out[0].IsControl = &t
+	}
+	return out
+}
+
+func variantLetter(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return fmt.Sprint(i + 1)
+}
+
+// checkRefs checks, inside tx, that variants name live content blocks of the
+// app and that the audience is an active audience of the app.
+func (tx *Tx) checkRefs(appID int64, ed *campaignEdit, fe FieldErrors) error {
+	for i, v := range ed.variants {
+		if v.ContentViewID == nil {
+			continue
+		}
+		var status string
+		err := tx.QueryRow(`SELECT status FROM content_views WHERE id = ? AND app_id = ?`, *v.ContentViewID, appID).Scan(&status)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			fe.Add(fmt.Sprintf("variants[%d].contentViewId", i), "no such content view in this app")
+		case err != nil:
+			return err
+		case status == ContentArchived:
+			fe.Add(fmt.Sprintf("variants[%d].contentViewId", i), "content view is archived")
+		}
+	}
+	if ed.audience != nil {
+		var status string
+		err := tx.QueryRow(`SELECT status FROM audiences WHERE id = ? AND app_id = ?`, *ed.audience, appID).Scan(&status)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			fe.Add("audienceId", "no such audience in this app")
+		case err != nil:
+			return err
+		case status != "active":
+			fe.Add("audienceId", "audience is archived")
+		}
+	}
+	return nil
+}
+
+// refusedField names the first field of ed that the state does not let a
+// PATCH change, or "" when all may change.
+func refusedField(status string, ed *campaignEdit) string {
+	if status == CampaignDraft {
+		return ""
+	}
+	// Fields in the order they are reported; endDate may still move later
+	// while the campaign runs, but not once it is over. statsEngine is an
+	// analysis setting like goalEventId: choosing the engine after seeing
+	// the data would let anyone pick whichever one declares a winner.
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"variants", ed.setVariants},
+		{"goalEventId", ed.setGoal},
+		{"audienceId", ed.setAudience},
+		{"assignmentType", ed.assignment != nil},
+		{"statsEngine", ed.engine != nil},
+		{"startDate", ed.setStart},
+		{"endDate", ed.setEnd && status != CampaignActive && status != CampaignPaused},
+		{"timezone", ed.timezone != nil},
+	} {
+		if f.set {
+			return f.name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,88 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"service/internal/testclock"
+)
+
+// The helpers every test file of this package shares, as benbjohnson/wtf
+// keeps them: open a real database file, give it an app and a clock, check
+// an error code. Helpers of one area stay in that area's test file.
+
+// tempDBPath is a database file in the test's temporary directory.
+func tempDBPath(tb testing.TB) string {
+	return filepath.Join(tb.TempDir(), "store.db")
+}
+
+// mustOpenDB opens a migrated database in a fresh file and closes it when
+// the test ends.
+func mustOpenDB(tb testing.TB) *DB {
+	tb.Helper()
+	return mustOpenDBAt(tb, tempDBPath(tb))
+}
+
+// mustOpenDBAt opens the database at path, for tests that open one file
+// twice or reopen it.
+func mustOpenDBAt(tb testing.TB, path string) *DB {
+	tb.Helper()
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+// mustOpenApp opens a database with one app and a clock standing at t0,
+// which becomes the database's clock.
+func mustOpenApp(tb testing.TB, t0 time.Time) (*DB, int64, *testclock.Clock) {
+	tb.Helper()
+	db := mustOpenDB(tb)
+	clock := testclock.New(t0)
+	db.Now = clock.Now
+	app, err := db.CreateApp(context.Background(), "test", "enterprise", 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return db, app.ID, clock
+}
+
+// wantCode fails unless err is a store error with code.
+func wantCode(tb testing.TB, err error, code string) {
+	tb.Helper()
+	if err == nil {
+		tb.Fatalf("err=nil, want code %s", code)
+	}
+	if got := ErrorCode(err); got != code {
+		tb.Fatalf("code=%s (%v), want %s", got, err, code)
+	}
+}
+
+// countRows runs a COUNT query.
+func countRows(tb testing.TB, db *DB, q string, args ...any) int64 {
+	tb.Helper()
+	var n int64
+	if err := db.read.QueryRow(q, args...).Scan(&n); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// joinFmt joins values with spaces, strings included.
+func joinFmt(v ...any) string { return strings.TrimSuffix(fmt.Sprintln(v...), "\n") }
+
+// mustOpenDBPath is mustOpenDB that also returns the file's path, for tests
+// that read the file's bytes.
+func mustOpenDBPath(tb testing.TB) (*DB, string) {
+	tb.Helper()
+	path := tempDBPath(tb)
+	return mustOpenDBAt(tb, path), path
+}
