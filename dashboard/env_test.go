@@ -38,18 +38,20 @@ type env struct {
 	now  time.Time
 	ctx  context.Context
 	user *store.DashboardUser
+	path string // the database file
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "dash.db"))
+	path := filepath.Join(t.TempDir(), "dash.db")
+	db, err := store.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e := &env{t: t, db: db, ctx: ctx, now: time.Now()}
+	e := &env{t: t, db: db, ctx: ctx, now: time.Now(), path: path}
 	e.d = dashboard.New(db, log)
 	e.d.Now = func() time.Time { return e.now }
 	e.srv = httptest.NewServer(dashboard.Mount(handlers.New(db, log), e.d))
