@@ -103,7 +103,7 @@ func rateChart(bars []rateBar) string {
 	for i, r := range bars {
 		y := top + row*i
 		name := r.Name
-		if r.Control {
+		if r.Control && !strings.EqualFold(name, "control") {
 			name += " (control)"
 		}
 		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#0f172a">%s</text>`+"\n", left-10, y+15, html.EscapeString(name))

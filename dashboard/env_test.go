@@ -31,7 +31,7 @@ const (
 // env is the dashboard and the API on one test server over a real
 // database file, as serve mounts them.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	db   *store.DB
 	d    *dashboard.Dashboard
 	srv  *httptest.Server
@@ -41,7 +41,7 @@ type env struct {
 	path string // the database file
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "dash.db")
@@ -128,7 +128,7 @@ func (b *browser) post(path string, form url.Values) page {
 
 var csrfRe = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
-func csrfOf(t *testing.T, body string) string {
+func csrfOf(t testing.TB, body string) string {
 	t.Helper()
 	m := csrfRe.FindStringSubmatch(body)
 	if m == nil {
