@@ -50,12 +50,12 @@ func (r ruleRow) Path() string { return "definition." + r.Name() }
 // Summary is the rule in words, for the check result.
 func (r ruleRow) Summary() string {
 	if r.Type == "event" {
-		s := r.EventID + " " + strings.ReplaceAll(r.Operator, "_", " ")
+		s := r.EventID + " " + strings.ReplaceAll(strings.TrimSuffix(r.Operator, "_within"), "_", " ")
 		if r.Operator == "performed_count" {
-			s += " " + strings.ReplaceAll(r.Comparison, "_", " ") + " " + r.Count
+			s += " " + strings.ReplaceAll(r.Comparison, "_", " ") + " " + r.Count + " times"
 		}
 		if r.WindowValue != "" && r.Operator != "has_performed" && r.Operator != "has_not_performed" {
-			s += " in the last " + r.WindowValue + " " + r.WindowUnit
+			s += " within the last " + r.WindowValue + " " + r.WindowUnit
 		}
 		return s
 	}

@@ -505,8 +505,10 @@ func oneLineResult(a *store.Analytics) string {
 	} else if v.IsControl {
 		s += " (control)"
 	}
-	if a.ConfidenceLevel != nil {
-		s += fmt.Sprintf(", %.1f%% confidence", *a.ConfidenceLevel)
+	if c := a.ConfidenceLevel; c != nil && *c > 99.9 {
+		s += ", > 99.9% confidence"
+	} else if c != nil {
+		s += fmt.Sprintf(", %.1f%% confidence", *c)
 	}
 	return s
 }

@@ -247,7 +247,7 @@ func dailyChart(days []string, series []barSeries) string {
 	valueAxis(&b, top, "")
 	w := float64(chartW - plotLeft - plotRight)
 	slot := w / math.Max(float64(len(days)), 1)
-	barW := math.Max(slot*0.7, 1)
+	barW := math.Min(math.Max(slot*0.7, 1), 48)
 	cx := func(i int) float64 { return plotLeft + slot*(float64(i)+0.5) }
 	dayAxis(&b, days, cx, plotTop+plotH+16)
 	names := make([]string, len(series))

@@ -128,7 +128,7 @@ func TestAudienceBuilder(t *testing.T) {
 		wantStatus(t, p, http.StatusOK)
 		wantContains(t, p, `id="check-result" class="notice"`, "<strong>hans</strong> matches this audience.")
 		p = b.get(page + "/check?userId=greta")
-		wantContains(t, p, `id="check-result" class="alert"`, "<strong>greta</strong> does not match. Rule 2 failed: login performed within in the last 7 days.",
+		wantContains(t, p, `id="check-result" class="alert"`, "<strong>greta</strong> does not match. Rule 2 failed: login performed within the last 7 days.",
 			`data-rule="0"`, "holds</span>", "fails</span>")
 		p = b.get(page + "/check?userId=nobody")
 		wantContains(t, p, "the app has never seen this userId")

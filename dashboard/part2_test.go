@@ -347,7 +347,7 @@ func TestCampaignListTabsSearchAndResultLine(t *testing.T) {
 	base := fmt.Sprintf("/apps/%d/campaigns", app.ID)
 	p := b.get(base)
 	wantContains(t, p, "Spring sale", "Autumn sale", "Germans", "No impressions yet")
-	if !regexp.MustCompile(`V1 (leads|wins), (\+|&#43;)[0-9.]+% uplift, [0-9.]+% confidence`).MatchString(p.body) {
+	if !regexp.MustCompile(`V1 (leads|wins), (\+|&#43;)[0-9.]+% uplift, (&gt; )?[0-9.]+% confidence`).MatchString(p.body) {
 		t.Fatalf("no one-line result:\n%s", p.body)
 	}
 	p = b.get(base + "?status=active")

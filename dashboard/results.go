@@ -283,6 +283,26 @@ func pct(p any) string {
 	return ""
 }
 
+// confidence formats a confidence level; it never rounds up to a
+// certainty no test gives.
+func confidence(p *float64) string {
+	switch {
+	case p == nil:
+		return "—"
+	case *p > 99.99:
+		return "> 99.99%"
+	}
+	return fmt.Sprintf("%.2f%%", *p)
+}
+
+// pExpr is a p-value as a statement: "p = 0.0312" or "p < 0.0001".
+func pExpr(p *float64) string {
+	if p != nil && *p < 0.0001 {
+		return "p < 0.0001"
+	}
+	return "p = " + pval(p)
+}
+
 // signedPct formats an uplift.
 func signedPct(p *float64) string {
 	if p == nil {

@@ -66,6 +66,8 @@ var funcs = template.FuncMap{
 	"pct":       pct,
 	"signedPct": signedPct,
 	"pval":      pval,
+	"conf":      confidence,
+	"pexpr":     pExpr,
 	"exact":     exact,
 	"thousands": thousands,
 	"fieldsOf":  strings.Fields,
