@@ -305,4 +305,201 @@ func TestDashboardInBrowser(t *testing.T) {
 	if code := read(chromedp.Text(css(`.deliveries .code.ok`))); code != "204" {
 		t.Fatalf("response code in the log=%q", code)
 	}
+
+	campaignFlowInBrowser(t, base, appPath, key, step, read)
+}
+
+// campaignFlowInBrowser goes on where the first flow ended: a campaign
+// created, started, fed 200 users and 40 goal events through the SDK
+// routes, read on its results page, paused and completed from its
+// buttons; an audience with an attribute and an event rule, checked for a
+// matching and a non-matching user; and the event explorer filtered.
+func campaignFlowInBrowser(t *testing.T, base, appPath, key string, step func(string, ...chromedp.Action[chromedp.Void]), read func(chromedp.Action[string]) string) {
+	css := func(s string) chromedp.CSS { return chromedp.CSS(s) }
+	count := func(sel string) int {
+		t.Helper()
+		n := read(chromedp.Evaluate[string](fmt.Sprintf("String(document.querySelectorAll(%q).length)", sel)))
+		var v int
+		fmt.Sscan(n, &v)
+		return v
+	}
+	api := func(method, path string, body any) map[string]any {
+		t.Helper()
+		raw, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, base+"/v1"+path, strings.NewReader(string(raw)))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out map[string]any
+		json.NewDecoder(resp.Body).Decode(&out)
+		if resp.StatusCode >= 300 {
+			t.Fatalf("%s %s: %d %v", method, path, resp.StatusCode, out)
+		}
+		return out
+	}
+
+	// A campaign with two variants over the published block.
+	step("campaign-new",
+		chromedp.Click(css(`nav.side a[href$="/campaigns"]`)),
+		chromedp.WaitVisible(css(`a[href$="/campaigns/new"]`)),
+		chromedp.Click(css(`a[href$="/campaigns/new"]`)),
+		chromedp.WaitVisible(css(`form.campaign-form`)),
+		chromedp.SendKeys(css(`form.campaign-form input[name=name]`), "Checkout test"),
+		chromedp.SetValue(css(`input[name=endDate]`), time.Now().Add(30*24*time.Hour).UTC().Format("2006-01-02T15:04")),
+		chromedp.SendKeys(css(`input[name=goalEventId]`), "purchase"),
+	)
+	block := read(chromedp.Value(css(`select[name="variants[0].contentViewId"] option:nth-child(2)`)))
+	step("campaign-created",
+		chromedp.SetValue(css(`select[name="variants[0].contentViewId"]`), block),
+		chromedp.SetValue(css(`select[name="variants[1].contentViewId"]`), block),
+		chromedp.Click(css(`form.campaign-form .actions button[value=save]`)),
+		chromedp.WaitVisible(css(`.notice`)),
+	)
+	campaignPath := strings.TrimPrefix(read(chromedp.Location()), base)
+	campaignPath = campaignPath[:strings.Index(campaignPath, "?")]
+	campaignID := campaignPath[strings.LastIndex(campaignPath, "/")+1:]
+	step("campaign-started",
+		chromedp.Click(css(`.statusbar form button.primary`)), // Start
+		chromedp.WaitVisible(css(`.statusbar .badge.s-active`)),
+	)
+
+	// 200 users through the SDK route; 40 of them reach the goal, most
+	// of them in the second variant.
+	converted := map[string]bool{}
+	perVariant := map[float64]int{}
+	for i := 0; i < 200; i++ {
+		user := fmt.Sprintf("user-%03d", i)
+		ans := api("POST", "/apps-external/"+strings.TrimPrefix(appPath, "/apps/")+"/campaigns/"+campaignID+"/variant",
+			map[string]any{"userId": user, "attributes": map[string]any{"country": "DE"}})
+		v, _ := ans["variantId"].(float64)
+		perVariant[v]++
+		converted[user] = false
+	}
+	var variants []float64
+	for v := range perVariant {
+		variants = append(variants, v)
+	}
+	if len(variants) != 2 {
+		t.Fatalf("200 users went to %d variants", len(variants))
+	}
+	low, high := min(variants[0], variants[1]), max(variants[0], variants[1]) // the control is the first variant
+	goals := map[float64]int{low: 4, high: 36}
+	for i := 0; i < 200 && goals[low]+goals[high] > 0; i++ {
+		user := fmt.Sprintf("user-%03d", i)
+		ans := api("POST", "/apps-external/"+strings.TrimPrefix(appPath, "/apps/")+"/campaigns/"+campaignID+"/variant", map[string]any{"userId": user})
+		v, _ := ans["variantId"].(float64)
+		if goals[v] > 0 {
+			goals[v]--
+			converted[user] = true
+			api("POST", appPath+"/events", map[string]any{"eventId": "purchase", "userId": user})
+		}
+	}
+	if goals[low]+goals[high] > 0 {
+		t.Fatalf("could not place 40 conversions: %v left (split %v)", goals, perVariant)
+	}
+
+	step("campaign-results",
+		chromedp.Click(css(`nav.subtabs a[href$="/results"]`)),
+		chromedp.WaitVisible(css(`#results`)),
+	)
+	summary := read(chromedp.Text(css(`.toolbar .muted`)))
+	if !strings.Contains(summary, "200 impressions") || !strings.Contains(summary, "40 conversions") {
+		t.Fatalf("results summary=%q", summary)
+	}
+	if verdict := read(chromedp.Text(css(`#verdict`))); !strings.Contains(verdict, "wins.") && !strings.Contains(verdict, "No winner yet") {
+		t.Fatalf("verdict=%q", verdict)
+	}
+	if n := count(`svg.chart`); n != 3 {
+		t.Fatalf("%d charts on the results page", n)
+	}
+	step("campaign-preview",
+		chromedp.Click(css(`nav.subtabs a[href$="/preview"]`)),
+		chromedp.WaitVisible(css(`.preview-grid .pv-heading`)),
+	)
+	step("campaign-paused",
+		chromedp.Click(css(`nav.subtabs a[href="`+campaignPath+`"]`)),
+		chromedp.WaitVisible(css(`.statusbar`)),
+		chromedp.Click(css(`.statusbar form:nth-of-type(1) button`)), // Pause
+		chromedp.WaitVisible(css(`.statusbar .badge.s-paused`)),
+	)
+	step("campaign-completed",
+		chromedp.Click(css(`.statusbar form:nth-of-type(2) button`)), // Complete
+		chromedp.WaitVisible(css(`.statusbar .badge.s-completed`)),
+	)
+	step("campaign-list",
+		chromedp.Click(css(`nav.side a[href$="/campaigns"]`)),
+		chromedp.WaitVisible(css(`table.table`)),
+	)
+
+	// An audience: German users who reached the goal in the last 7 days.
+	step("audience-new",
+		chromedp.Click(css(`nav.side a[href$="/audiences"]`)),
+		chromedp.WaitVisible(css(`a[href$="/audiences/new"]`)),
+		chromedp.Click(css(`a[href$="/audiences/new"]`)),
+		chromedp.WaitVisible(css(`input[name="rules[0].field"]`)),
+		chromedp.SendKeys(css(`input[name=name]`), "German buyers"),
+		chromedp.SendKeys(css(`input[name="rules[0].field"]`), "country"),
+		chromedp.SendKeys(css(`input[name="rules[0].value"]`), "DE"),
+		chromedp.Click(css(`button[value=addevent]`)),
+		chromedp.WaitVisible(css(`input[name="rules[1].eventId"]`)),
+		chromedp.SendKeys(css(`input[name="rules[1].eventId"]`), "purchase"),
+	)
+	step("audience-created",
+		chromedp.Click(css(`.actions button[value=save]`)),
+		chromedp.WaitVisible(css(`#customer-count`)),
+	)
+	if got := read(chromedp.Text(css(`#customer-count`))); got != "40" {
+		t.Fatalf("audience counts %s customers, want 40", got)
+	}
+	var buyer, browser string
+	for u, c := range converted {
+		if c && buyer == "" {
+			buyer = u
+		}
+		if !c && browser == "" {
+			browser = u
+		}
+	}
+	step("audience-check-match",
+		chromedp.SendKeys(css(`form[action$="/check"] input[name=userId]`), buyer),
+		chromedp.Click(css(`form[action$="/check"] button`)),
+		chromedp.WaitVisible(css(`#check-result`)),
+	)
+	if got := read(chromedp.Text(css(`#check-result`))); !strings.Contains(got, buyer+" matches this audience") {
+		t.Fatalf("check of %s: %q", buyer, got)
+	}
+	step("audience-check-nomatch",
+		chromedp.SetValue(css(`form[action$="/check"] input[name=userId]`), browser),
+		chromedp.Click(css(`form[action$="/check"] button`)),
+		chromedp.WaitVisible(css(`#check-result.alert`)),
+	)
+	if got := read(chromedp.Text(css(`#check-result`))); !strings.Contains(got, "Rule 2 failed") {
+		t.Fatalf("check of %s: %q", browser, got)
+	}
+
+	// The event explorer, filtered to the goal event.
+	step("events",
+		chromedp.Click(css(`nav.side a[href$="/events"]`)),
+		chromedp.WaitVisible(css(`#events`)),
+		chromedp.SendKeys(css(`form.filters input[name=eventId]`), "purchase"),
+	)
+	step("events-filtered",
+		chromedp.Click(css(`form.filters button[type=submit]`)),
+		chromedp.WaitVisible(css(`a.btn.ghost[href$="/events"]`)),
+	)
+	if n := count(`#events tbody tr[data-id]`); n != 40 {
+		t.Fatalf("explorer shows %d purchase events, want 40", n)
+	}
+	step("user-timeline",
+		chromedp.Click(css(`#events tbody tr[data-id] td:nth-child(3) a`)),
+		chromedp.WaitVisible(css(`#assignments`)),
+	)
+	step("settings",
+		chromedp.Click(css(`nav.side a[href$="/settings"]`)),
+		chromedp.WaitVisible(css(`textarea[name=allowedOrigins]`)),
+	)
 }

@@ -118,6 +118,35 @@ func (d *Dashboard) routes() *http.ServeMux {
 	m.Handle("GET /apps/{app}/settings/keys/{id}/revoke", d.inApp(d.handleKeyRevokeConfirm))
 	m.Handle("POST /apps/{app}/settings/keys/{id}/revoke", d.inApp(d.handleKeyRevoke))
 
+	// Campaigns: list, editor, lifecycle, results and preview.
+	m.Handle("GET /apps/{app}/campaigns", d.inApp(d.handleCampaignList))
+	m.Handle("GET /apps/{app}/campaigns/new", d.inApp(d.handleCampaignNew))
+	m.Handle("POST /apps/{app}/campaigns", d.inApp(d.handleCampaignCreate))
+	m.Handle("GET /apps/{app}/campaigns/{id}", d.inApp(d.handleCampaign))
+	m.Handle("POST /apps/{app}/campaigns/{id}", d.inApp(d.handleCampaignSave))
+	m.Handle("POST /apps/{app}/campaigns/{id}/status", d.inApp(d.handleCampaignMove))
+	m.Handle("GET /apps/{app}/campaigns/{id}/results", d.inApp(d.handleResults))
+	m.Handle("GET /apps/{app}/campaigns/{id}/results.csv", d.inApp(d.handleResultsCSV))
+	m.Handle("GET /apps/{app}/campaigns/{id}/preview", d.inApp(d.handlePreview))
+
+	// Audiences: list, rule builder, check a user, recount, archive.
+	m.Handle("GET /apps/{app}/audiences", d.inApp(d.handleAudienceList))
+	m.Handle("GET /apps/{app}/audiences/new", d.inApp(d.handleAudienceNew))
+	m.Handle("POST /apps/{app}/audiences", d.inApp(d.handleAudienceCreate))
+	m.Handle("GET /apps/{app}/audiences/{id}", d.inApp(d.handleAudience))
+	m.Handle("POST /apps/{app}/audiences/{id}", d.inApp(d.handleAudienceSave))
+	m.Handle("GET /apps/{app}/audiences/{id}/check", d.inApp(d.handleAudienceCheck))
+	m.Handle("POST /apps/{app}/audiences/{id}/recount", d.inApp(d.handleAudienceRecount))
+	m.Handle("POST /apps/{app}/audiences/{id}/status", d.inApp(d.handleAudienceStatus))
+
+	// Events: the explorer and one user's timeline.
+	m.Handle("GET /apps/{app}/events", d.inApp(d.handleEvents))
+	m.Handle("GET /apps/{app}/users", d.inApp(d.handleUser))
+
+	// Settings: the app's allowed CORS origins.
+	m.Handle("GET /apps/{app}/settings", d.inApp(d.handleSettings))
+	m.Handle("POST /apps/{app}/settings", d.inApp(d.handleSettingsSave))
+
 	// Content blocks, their preview and their form submissions.
 	m.Handle("GET /apps/{app}/content", d.inApp(d.handleContentList))
 	m.Handle("GET /apps/{app}/content/new", d.inApp(d.handleContentNew))
@@ -148,8 +177,12 @@ func (d *Dashboard) routes() *http.ServeMux {
 
 // sections are the parts of an app, in navigation order.
 var sections = []struct{ Key, Title, Path string }{
+	{"campaigns", "Campaigns", "/campaigns"},
 	{"content", "Content blocks", "/content"},
+	{"audiences", "Audiences", "/audiences"},
+	{"events", "Events", "/events"},
 	{"webhooks", "Webhooks", "/webhooks"},
+	{"settings", "Settings", "/settings"},
 	{"keys", "Settings → API Keys", "/settings/keys"},
 }
 
@@ -344,19 +377,32 @@ func (d *Dashboard) page(r *req, section, title string) *view {
 // notices are the fixed messages a redirect may ask the next page to
 // show; the query names one, so no text of the URL reaches the page.
 var notices = map[string]string{
-	"app_created":       "App created. Create an API key to start calling the API.",
-	"key_revoked":       "Key revoked. Requests with it are refused from now on.",
-	"content_created":   "Content block created.",
-	"content_saved":     "Saved.",
-	"content_published": "Published: apps now receive this block.",
-	"content_archived":  "Archived.",
-	"content_draft":     "Moved back to draft.",
-	"webhook_saved":     "Webhook saved.",
-	"webhook_test":      "Test event queued: it appears in the delivery log below.",
-	"webhook_enabled":   "Webhook re-enabled: its waiting deliveries are sent again.",
-	"webhook_deleted":   "Webhook deleted.",
-	"redelivered":       "Delivery queued again.",
-	"signed_out":        "You are signed out.",
+	"app_created":        "App created. Create an API key to start calling the API.",
+	"key_revoked":        "Key revoked. Requests with it are refused from now on.",
+	"content_created":    "Content block created.",
+	"content_saved":      "Saved.",
+	"content_published":  "Published: apps now receive this block.",
+	"content_archived":   "Archived.",
+	"content_draft":      "Moved back to draft.",
+	"webhook_saved":      "Webhook saved.",
+	"webhook_test":       "Test event queued: it appears in the delivery log below.",
+	"webhook_enabled":    "Webhook re-enabled: its waiting deliveries are sent again.",
+	"webhook_deleted":    "Webhook deleted.",
+	"redelivered":        "Delivery queued again.",
+	"signed_out":         "You are signed out.",
+	"campaign_created":   "Campaign created as a draft. Start it when it is ready.",
+	"campaign_saved":     "Campaign saved.",
+	"campaign_active":    "The campaign is active: it assigns users now.",
+	"campaign_paused":    "Paused: no new users are assigned and no conversions are counted until it resumes.",
+	"campaign_completed": "Completed. Its results are final.",
+	"campaign_archived":  "Archived.",
+	"campaign_unarchive": "Unarchived: back in the state it was archived from.",
+	"audience_created":   "Audience created and counted.",
+	"audience_saved":     "Audience saved and recounted.",
+	"audience_recounted": "Recounted.",
+	"audience_active":    "Unarchived: campaigns may target it again.",
+	"audience_archived":  "Archived: new campaigns cannot target it.",
+	"settings_saved":     "Settings saved.",
 }
 
 // render executes a page into a buffer first, so a template error becomes

@@ -31,25 +31,27 @@ const (
 // env is the dashboard and the API on one test server over a real
 // database file, as serve mounts them.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	db   *store.DB
 	d    *dashboard.Dashboard
 	srv  *httptest.Server
 	now  time.Time
 	ctx  context.Context
 	user *store.DashboardUser
+	path string // the database file
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "dash.db"))
+	path := filepath.Join(t.TempDir(), "dash.db")
+	db, err := store.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e := &env{t: t, db: db, ctx: ctx, now: time.Now()}
+	e := &env{t: t, db: db, ctx: ctx, now: time.Now(), path: path}
 	e.d = dashboard.New(db, log)
 	e.d.Now = func() time.Time { return e.now }
 	e.srv = httptest.NewServer(dashboard.Mount(handlers.New(db, log), e.d))
@@ -126,7 +128,7 @@ func (b *browser) post(path string, form url.Values) page {
 
 var csrfRe = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
-func csrfOf(t *testing.T, body string) string {
+func csrfOf(t testing.TB, body string) string {
 	t.Helper()
 	m := csrfRe.FindStringSubmatch(body)
 	if m == nil {

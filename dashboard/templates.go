@@ -47,9 +47,31 @@ var funcs = template.FuncMap{
 		}
 		return ""
 	},
-	"add":      func(a, b int) int { return a + b },
-	"fieldsOf": strings.Fields,
-	"contains": func(list []string, s string) bool { return contains(list, s) },
+	"add":   func(a, b int) int { return a + b },
+	"int64": func(n int) int64 { return int64(n) },
+	"deref64": func(n *int64) int64 {
+		if n == nil {
+			return 0
+		}
+		return *n
+	},
+	// tabs is what the campaign's tab bar needs.
+	"tabs": func(v *view, c *store.Campaign, tab string) any {
+		return struct {
+			Base     string
+			Campaign *store.Campaign
+			Tab      string
+		}{v.Base(), c, tab}
+	},
+	"pct":       pct,
+	"signedPct": signedPct,
+	"pval":      pval,
+	"conf":      confidence,
+	"pexpr":     pExpr,
+	"exact":     exact,
+	"thousands": thousands,
+	"fieldsOf":  strings.Fields,
+	"contains":  func(list []string, s string) bool { return contains(list, s) },
 	"json": func(v any) string {
 		b, _ := json.MarshalIndent(v, "", "  ")
 		return string(b)

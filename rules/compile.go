@@ -130,6 +130,7 @@ func (c *compiler) definition(obj map[string]any, path string) *Definition {
 		return d
 	}
 
+	d.n = len(list)
 	for i, raw := range list {
 		p := index(rulesPath, i)
 		r, ok := raw.(map[string]any)
@@ -140,10 +141,12 @@ func (c *compiler) definition(obj map[string]any, path string) *Definition {
 		switch t := r["ruleType"]; t {
 		case nil, "attribute":
 			if ar, ok := c.attrRule(r, p); ok {
+				ar.pos = i
 				d.attrs = append(d.attrs, ar)
 			}
 		case "event":
 			if er, ok := c.eventRule(r, p); ok {
+				er.pos = i
 				d.events = append(d.events, er)
 				if !contains(d.eventIDs, er.id) {
 					d.eventIDs = append(d.eventIDs, er.id)

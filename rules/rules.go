@@ -86,6 +86,7 @@ type Facts struct {
 // Definition is a compiled, immutable audience definition. It is safe for
 // concurrent use by multiple goroutines.
 type Definition struct {
+	n         int // rules in the definition
 	or        bool
 	attrs     []attrRule
 	events    []eventRule
@@ -151,6 +152,25 @@ func (d *Definition) Match(attrs map[string]any, facts Facts, now time.Time) boo
 	}
 	return true
 }
+
+// Explain evaluates every rule for one user, unlike Match, which stops at
+// the first rule that decides. results[i] is whether rule i of the
+// definition (in its written order) holds; match is what Match answers.
+// It is for people asking why a user is in or out, not for bulk use: it
+// allocates the result slice.
+func (d *Definition) Explain(attrs map[string]any, facts Facts, now time.Time) (match bool, results []bool) {
+	results = make([]bool, d.n)
+	for i := range d.attrs {
+		results[d.attrs[i].pos] = d.attrs[i].match(attrs)
+	}
+	for i := range d.events {
+		results[d.events[i].pos] = d.events[i].match(facts.Events, now)
+	}
+	return d.Match(attrs, facts, now), results
+}
+
+// Rules returns the number of rules in the definition.
+func (d *Definition) Rules() int { return d.n }
 
 // kind classifies both rule values and attribute values, so typed comparison
 // is a kind check followed by one field comparison.
@@ -251,6 +271,7 @@ const (
 )
 
 type attrRule struct {
+	pos    int // index in the definition's rules
 	field  string
 	op     attrOp
 	negate bool
@@ -383,6 +404,7 @@ const (
 )
 
 type eventRule struct {
+	pos      int // index in the definition's rules
 	id       string
 	op       eventOp
 	window   time.Duration

@@ -163,6 +163,15 @@ func matchUser(q conn, r audienceUser, appID int64, userID string, now time.Time
 	if !r.knownUser {
 		return false, nil
 	}
+	attrs, facts, err := userFacts(q, r, appID, userID, now)
+	if err != nil {
+		return false, err
+	}
+	return r.c.def.Match(attrs, facts, now), nil
+}
+
+// userFacts reads what a loaded audience's rules look at for its user.
+func userFacts(q conn, r audienceUser, appID int64, userID string, now time.Time) (map[string]any, rules.Facts, error) {
 	c := r.c
 	var attrs map[string]any
 	if c.needsAttrs {
@@ -180,7 +189,7 @@ func matchUser(q conn, r audienceUser, appID int64, userID string, now time.Time
 		}
 		rows, err := q.query(c.userEvents, args...)
 		if err != nil {
-			return false, err
+			return nil, facts, err
 		}
 		facts.Events = make(map[string][]time.Time, len(c.eventIDs))
 		for rows.Next() {
@@ -188,19 +197,19 @@ func matchUser(q conn, r audienceUser, appID int64, userID string, now time.Time
 			var ts int64
 			if err := rows.Scan(&id, &ts); err != nil {
 				rows.Close()
-				return false, err
+				return nil, facts, err
 			}
 			facts.Events[id] = append(facts.Events[id], fromMS(ts))
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return false, err
+			return nil, facts, err
 		}
 		for _, ts := range facts.Events {
 			sortTimes(ts)
 		}
 	}
-	return c.def.Match(attrs, facts, now), nil
+	return attrs, facts, nil
 }
 
 // sortTimes sorts ascending, as rules.Facts requires; the index usually

@@ -166,6 +166,10 @@ func (tx *Tx) flushCounts() error {
 			return err
 		}
 	}
+	// The same increments per hour, for the results page's daily charts.
+	if err := tx.flushHours(); err != nil {
+		return err
+	}
 	clear(tx.counts)
 	return nil
 }

@@ -1,0 +1,514 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"service/store"
+)
+
+// campaignPath is the campaign's page in the current app.
+func campaignPath(r *req, id int64) string { return fmt.Sprintf("/apps/%d/campaigns/%d", r.App.ID, id) }
+
+// dateInput is how a datetime-local input holds a campaign date: local
+// time in the campaign's timezone, to the minute.
+const dateInput = "2006-01-02T15:04"
+
+// commonZones fill the timezone input's suggestions; any IANA name works.
+var commonZones = []string{"UTC", "Europe/London", "Europe/Berlin", "Europe/Paris", "America/New_York", "America/Chicago",
+	"America/Denver", "America/Los_Angeles", "America/Sao_Paulo", "Asia/Kolkata", "Asia/Singapore", "Asia/Tokyo", "Australia/Sydney"}
+
+// campaignForm is the editor's inputs, named by the API's field paths
+// (variants[1].trafficAllocation), so the store's field errors land beside
+// the input they concern.
+type campaignForm struct {
+	Name, Description string
+	Start, End        string
+	Timezone          string
+	Goal              string
+	Audience          string
+	Assignment        string
+	Control           int
+	Variants          []variantRow
+	endUnchanged      string // the stored endDate, to send it only when changed
+}
+
+type variantRow struct {
+	Index   int
+	Name    string
+	Content string
+	Weight  string
+}
+
+// Path is the variant's path in the API's field errors.
+func (v variantRow) Path() string { return fmt.Sprintf("variants[%d]", v.Index) }
+
+func localDate(t *store.Time, tz string) string {
+	if t == nil {
+		return ""
+	}
+	loc, err := time.LoadLocation(tz)
+	if err != nil {
+		loc = time.UTC
+	}
+	return t.In(loc).Format(dateInput)
+}
+
+func formFromCampaign(c *store.Campaign) campaignForm {
+	f := campaignForm{Name: c.Name, Description: c.Description, Timezone: c.Timezone, Assignment: c.AssignmentType,
+		Start: localDate(c.StartDate, c.Timezone), End: localDate(c.EndDate, c.Timezone)}
+	f.endUnchanged = f.End
+	if c.GoalEventID != nil {
+		f.Goal = *c.GoalEventID
+	}
+	if c.AudienceID != nil {
+		f.Audience = strconv.FormatInt(*c.AudienceID, 10)
+	}
+	for i, v := range c.Variants {
+		f.Variants = append(f.Variants, variantRow{Index: i, Name: v.Name, Content: strconv.FormatInt(v.ContentViewID, 10),
+			Weight: strconv.FormatFloat(v.TrafficAllocation, 'f', -1, 64)})
+		if v.IsControl {
+			f.Control = i
+		}
+	}
+	return f
+}
+
+func readCampaignForm(r *req) campaignForm {
+	p := r.PostForm
+	f := campaignForm{Name: p.Get("name"), Description: p.Get("description"), Start: strings.TrimSpace(p.Get("startDate")),
+		End: strings.TrimSpace(p.Get("endDate")), Timezone: strings.TrimSpace(p.Get("timezone")), Goal: strings.TrimSpace(p.Get("goalEventId")),
+		Audience: p.Get("audienceId"), Assignment: p.Get("assignmentType")}
+	f.Control, _ = strconv.Atoi(p.Get("control"))
+	for i := 0; i < store.MaxVariants; i++ {
+		vp := fmt.Sprintf("variants[%d]", i)
+		if _, ok := p[vp+".contentViewId"]; !ok {
+			break
+		}
+		f.Variants = append(f.Variants, variantRow{Index: i, Name: p.Get(vp + ".name"), Content: p.Get(vp + ".contentViewId"),
+			Weight: strings.TrimSpace(p.Get(vp + ".trafficAllocation"))})
+	}
+	return f
+}
+
+// editable lists what a campaign's state lets the editor change, as the
+// store's UpdateCampaign allows it.
+func editable(status string) map[string]bool {
+	switch status {
+	case "", store.CampaignDraft:
+		return map[string]bool{"name": true, "description": true, "startDate": true, "endDate": true, "timezone": true,
+			"goalEventId": true, "audienceId": true, "assignmentType": true, "variants": true}
+	case store.CampaignActive, store.CampaignPaused:
+		return map[string]bool{"name": true, "description": true, "endDate": true}
+	}
+	return map[string]bool{"name": true, "description": true}
+}
+
+func jsonString(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// input builds the store's input from the form, with only the fields the
+// state lets change; a date left as it was is not sent, so moving nothing
+// never trips a rule about moving it. What only the form can get wrong (a
+// weight that is not a number) goes into errs under the API's path.
+func (f *campaignForm) input(status string, errs map[string]string) store.CampaignInput {
+	can := editable(status)
+	in := store.CampaignInput{Name: &f.Name, Description: &f.Description}
+	null := json.RawMessage("null")
+	date := func(s string) json.RawMessage {
+		if s == "" {
+			return null
+		}
+		return jsonString(s)
+	}
+	if can["timezone"] {
+		tz := f.Timezone
+		if tz == "" {
+			tz = "UTC"
+		}
+		in.Timezone = &tz
+	}
+	if can["startDate"] {
+		in.StartDate = date(f.Start)
+	}
+	if can["endDate"] && (status == "" || status == store.CampaignDraft || f.End != f.endUnchanged) {
+		in.EndDate = date(f.End)
+	}
+	if can["goalEventId"] {
+		in.GoalEventID = date(f.Goal)
+	}
+	if can["audienceId"] {
+		in.AudienceID = null
+		if f.Audience != "" {
+			in.AudienceID = json.RawMessage(f.Audience)
+			if _, err := strconv.ParseInt(f.Audience, 10, 64); err != nil {
+				errs["audienceId"] = "must be an audience of this app"
+			}
+		}
+	}
+	if can["assignmentType"] {
+		a := f.Assignment
+		in.AssignmentType = &a
+	}
+	if can["variants"] {
+		vs := make([]store.VariantInput, len(f.Variants))
+		for i, row := range f.Variants {
+			name := strings.TrimSpace(row.Name)
+			if name != "" {
+				vs[i].Name = &name
+			}
+			if id, err := strconv.ParseInt(row.Content, 10, 64); err == nil {
+				vs[i].ContentViewID = &id
+			}
+			if row.Weight != "" {
+				w, err := strconv.ParseFloat(row.Weight, 64)
+				if err != nil {
+					errs[row.Path()+".trafficAllocation"] = "must be a number from 0 to 100"
+				}
+				vs[i].TrafficAllocation = &w
+			}
+			control := i == f.Control
+			vs[i].IsControl = &control
+		}
+		in.Variants = &vs
+	}
+	return in
+}
+
+// variantAction adds or removes a variant row; the form is then shown
+// again, unsaved.
+func (f *campaignForm) variantAction(action string) bool {
+	switch {
+	case action == "addvariant" && len(f.Variants) < store.MaxVariants:
+		f.Variants = append(f.Variants, variantRow{})
+	case strings.HasPrefix(action, "removevariant:"):
+		i, err := strconv.Atoi(strings.TrimPrefix(action, "removevariant:"))
+		if err != nil || i < 0 || i >= len(f.Variants) {
+			return false
+		}
+		f.Variants = slices.Delete(f.Variants, i, i+1)
+		if f.Control >= len(f.Variants) || f.Control == i {
+			f.Control = 0
+		} else if f.Control > i {
+			f.Control--
+		}
+	default:
+		return false
+	}
+	for i := range f.Variants {
+		f.Variants[i].Index = i
+	}
+	return true
+}
+
+// move is a lifecycle button: its label and the status it moves to.
+type move struct{ Label, To, Style string }
+
+// movesFrom are the buttons a state offers, the store's state machine.
+func movesFrom(status string) []move {
+	switch status {
+	case store.CampaignDraft:
+		return []move{{"Start", store.CampaignActive, "primary"}, {"Archive", store.CampaignArchived, "ghost"}}
+	case store.CampaignActive:
+		return []move{{"Pause", store.CampaignPaused, ""}, {"Complete", store.CampaignCompleted, ""}}
+	case store.CampaignPaused:
+		return []move{{"Resume", store.CampaignActive, "primary"}, {"Complete", store.CampaignCompleted, ""}}
+	case store.CampaignCompleted:
+		return []move{{"Archive", store.CampaignArchived, "ghost"}}
+	case store.CampaignArchived:
+		return []move{{"Unarchive", "unarchive", ""}}
+	}
+	return nil
+}
+
+type campaignEditData struct {
+	Campaign    *store.Campaign // nil while creating
+	F           campaignForm
+	Can         map[string]bool
+	Moves       []move
+	Contents    []*store.ContentView
+	Audiences   []*store.Audience
+	Zones       []string
+	Assignments []string
+	Dirty       bool
+}
+
+// Status is the campaign's status, "" while creating.
+func (d *campaignEditData) Status() string {
+	if d.Campaign == nil {
+		return ""
+	}
+	return d.Campaign.Status
+}
+
+func (d *Dashboard) campaignView(r *req, c *store.Campaign, f campaignForm) (*view, error) {
+	title := "New campaign"
+	status := ""
+	if c != nil {
+		title, status = c.Name, c.Status
+	}
+	v := d.page(r, "campaigns", title)
+	data := &campaignEditData{Campaign: c, F: f, Can: editable(status), Moves: movesFrom(status), Zones: commonZones,
+		Assignments: []string{store.AssignWeighted, store.AssignRoundRobin}}
+	// The pickers offer every block that is not archived and every active
+	// audience: what the store accepts.
+	for page := 1; page <= 10; page++ {
+		list, p, err := d.DB.FindContents(r.Context(), r.App.ID, "", store.ListOptions{Limit: 100, Page: page})
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range list {
+			if c.Status != store.ContentArchived {
+				data.Contents = append(data.Contents, c)
+			}
+		}
+		if !p.HasMore {
+			break
+		}
+	}
+	auds, _, err := d.DB.FindAudiences(r.Context(), r.App.ID, store.AudienceActive, store.ListOptions{Limit: 100, Page: 1})
+	if err != nil {
+		return nil, err
+	}
+	data.Audiences = auds
+	v.Data = data
+	return v, nil
+}
+
+func (d *Dashboard) appCampaign(r *req) (*store.Campaign, error) {
+	id, ok := pathID(r, "id")
+	if !ok {
+		return nil, store.Errorf(store.ENOTFOUND, "campaign not found")
+	}
+	return d.DB.FindCampaignByID(r.Context(), r.App.ID, id)
+}
+
+func (d *Dashboard) handleCampaignNew(w http.ResponseWriter, r *req) {
+	f := campaignForm{Timezone: "UTC", Assignment: store.AssignWeighted, Variants: []variantRow{
+		{Index: 0, Name: "Control", Weight: "50"}, {Index: 1, Name: "Variant B", Weight: "50"}}}
+	v, err := d.campaignView(r, nil, f)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	d.render(w, r.Request, http.StatusOK, "campaign_edit", v)
+}
+
+func (d *Dashboard) handleCampaign(w http.ResponseWriter, r *req) {
+	c, err := d.appCampaign(r)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	v, err := d.campaignView(r, c, formFromCampaign(c))
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	d.render(w, r.Request, http.StatusOK, "campaign_edit", v)
+}
+
+func (d *Dashboard) handleCampaignCreate(w http.ResponseWriter, r *req) { d.saveCampaign(w, r, nil) }
+
+func (d *Dashboard) handleCampaignSave(w http.ResponseWriter, r *req) {
+	c, err := d.appCampaign(r)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	d.saveCampaign(w, r, c)
+}
+
+func (d *Dashboard) saveCampaign(w http.ResponseWriter, r *req, c *store.Campaign) {
+	f := readCampaignForm(r)
+	status := ""
+	if c != nil {
+		status = c.Status
+		stored := formFromCampaign(c)
+		f.endUnchanged = stored.endUnchanged
+		if !editable(status)["variants"] {
+			// Fields the state locks are shown as stored, whatever came in.
+			f.Variants, f.Control, f.Goal, f.Audience = stored.Variants, stored.Control, stored.Goal, stored.Audience
+			f.Assignment, f.Timezone, f.Start = stored.Assignment, stored.Timezone, stored.Start
+		}
+	}
+	action := r.PostFormValue("action")
+	if action != "" && action != "save" {
+		f.variantAction(action)
+		v, err := d.campaignView(r, c, f)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		v.Data.(*campaignEditData).Dirty = true
+		d.render(w, r.Request, http.StatusOK, "campaign_edit", v)
+		return
+	}
+	v, err := d.campaignView(r, c, f)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	v.Data.(*campaignEditData).Dirty = true
+	in := f.input(status, v.Errors)
+	if len(v.Errors) > 0 {
+		v.Error = "Please correct the fields marked below."
+		d.render(w, r.Request, http.StatusUnprocessableEntity, "campaign_edit", v)
+		return
+	}
+	var saved *store.Campaign
+	if c == nil {
+		saved, err = d.DB.CreateCampaign(r.Context(), r.App.ID, 0, in)
+	} else {
+		saved, err = d.DB.UpdateCampaign(r.Context(), r.App.ID, c.ID, in)
+	}
+	if err != nil {
+		if !formErrors(v, err) {
+			d.fail(w, r, err)
+			return
+		}
+		d.render(w, r.Request, http.StatusUnprocessableEntity, "campaign_edit", v)
+		return
+	}
+	notice := "campaign_saved"
+	if c == nil {
+		notice = "campaign_created"
+	}
+	redirect(w, r, campaignPath(r, saved.ID), notice)
+}
+
+// handleCampaignMove is every lifecycle button: the store's state machine
+// decides, and a refused move shows its reason on the campaign's page.
+func (d *Dashboard) handleCampaignMove(w http.ResponseWriter, r *req) {
+	c, err := d.appCampaign(r)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	to := r.PostFormValue("to")
+	if to == "unarchive" {
+		_, err = d.DB.UnarchiveCampaign(r.Context(), r.App.ID, c.ID)
+	} else {
+		_, err = d.DB.SetCampaignStatus(r.Context(), r.App.ID, c.ID, to)
+	}
+	if err != nil {
+		v, verr := d.campaignView(r, c, formFromCampaign(c))
+		if verr != nil {
+			d.fail(w, r, verr)
+			return
+		}
+		if !formErrors(v, err) {
+			d.fail(w, r, err)
+			return
+		}
+		// A move refused for a field names it; say so in the banner too,
+		// since the field may not be editable in this state.
+		if e, ok := err.(*store.Error); ok && v.Error != e.Message {
+			v.Error = "Refused: " + e.Message
+		} else {
+			v.Error = "Refused: " + v.Error
+		}
+		d.render(w, r.Request, http.StatusUnprocessableEntity, "campaign_edit", v)
+		return
+	}
+	notice := "campaign_" + to
+	redirect(w, r, campaignPath(r, c.ID), notice)
+}
+
+type campaignRow struct {
+	C        *store.Campaign
+	Audience string
+	Result   string
+}
+
+type campaignListData struct {
+	Rows     []campaignRow
+	Status   string
+	Statuses []string
+	Query    string
+	Pager    pager
+}
+
+func (d *Dashboard) handleCampaignList(w http.ResponseWriter, r *req) {
+	q := r.URL.Query()
+	status := q.Get("status")
+	if !slices.Contains(store.CampaignStatuses, status) {
+		status = ""
+	}
+	search := strings.TrimSpace(q.Get("q"))
+	o := listOptions(r, 20)
+	list, p, err := d.DB.FindCampaignsNamed(r.Context(), r.App.ID, status, search, o)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	data := campaignListData{Status: status, Statuses: store.CampaignStatuses, Query: search, Pager: newPager(r, o, p, len(list))}
+	audiences := map[int64]string{}
+	for _, c := range list {
+		row := campaignRow{C: c}
+		if c.AudienceID != nil {
+			name, ok := audiences[*c.AudienceID]
+			if !ok {
+				if a, err := d.DB.FindAudienceByID(r.Context(), r.App.ID, *c.AudienceID); err == nil {
+					name = a.Name
+				}
+				audiences[*c.AudienceID] = name
+			}
+			row.Audience = name
+		}
+		a, err := d.DB.CampaignAnalytics(r.Context(), r.App.ID, c.ID)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		row.Result = oneLineResult(a)
+		data.Rows = append(data.Rows, row)
+	}
+	v := d.page(r, "campaigns", "Campaigns")
+	v.Data = data
+	d.render(w, r.Request, http.StatusOK, "campaign_list", v)
+}
+
+// oneLineResult sums up a campaign's analytics for the list: the leading
+// variant, its uplift against the control and the campaign's confidence.
+func oneLineResult(a *store.Analytics) string {
+	if a.TotalImpressions == 0 {
+		return "No impressions yet"
+	}
+	lead := -1
+	for i, v := range a.Variants {
+		if v.Impressions > 0 && (lead < 0 || v.ConversionRate > a.Variants[lead].ConversionRate) {
+			lead = i
+		}
+	}
+	if a.WinningVariantID != nil {
+		for i, v := range a.Variants {
+			if v.VariantID == *a.WinningVariantID {
+				lead = i
+			}
+		}
+	}
+	v := a.Variants[lead]
+	s := v.VariantName + " leads"
+	if a.WinningVariantID != nil {
+		s = v.VariantName + " wins"
+	}
+	if v.Uplift != nil {
+		s += fmt.Sprintf(", %+.1f%% uplift", *v.Uplift)
+	} else if v.IsControl {
+		s += " (control)"
+	}
+	if c := a.ConfidenceLevel; c != nil && *c > 99.9 {
+		s += ", > 99.9% confidence"
+	} else if c != nil {
+		s += fmt.Sprintf(", %.1f%% confidence", *c)
+	}
+	return s
+}

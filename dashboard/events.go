@@ -1,0 +1,197 @@
+package dashboard
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"service/store"
+)
+
+// eventsPage is how many events the explorer shows at once.
+const eventsPage = 50
+
+type eventsData struct {
+	EventID, UserID, From, To string
+	List                      []*store.Event
+	Counts                    []store.EventCount
+	Newer, Older              string
+}
+
+// dayBounds reads the explorer's date inputs (UTC calendar days): from is
+// the start of its day, to the end of its day.
+func dayBounds(from, to string, errs map[string]string) (*time.Time, *time.Time) {
+	var start, end *time.Time
+	if from != "" {
+		t, err := time.Parse(time.DateOnly, from)
+		if err != nil {
+			errs["from"] = "must be a date like 2025-03-10"
+		} else {
+			start = &t
+		}
+	}
+	if to != "" {
+		t, err := time.Parse(time.DateOnly, to)
+		if err != nil {
+			errs["to"] = "must be a date like 2025-03-10"
+		} else {
+			t = t.Add(24*time.Hour - time.Millisecond)
+			end = &t
+		}
+	}
+	if start != nil && end != nil && end.Before(*start) {
+		errs["to"] = "must not be before the first day"
+	}
+	return start, end
+}
+
+// handleEvents is the event explorer: filters by event id, user and days,
+// newest first, and pages with before=<id of the last event shown>.
+func (d *Dashboard) handleEvents(w http.ResponseWriter, r *req) {
+	q := r.URL.Query()
+	data := &eventsData{EventID: strings.TrimSpace(q.Get("eventId")), UserID: strings.TrimSpace(q.Get("userId")),
+		From: q.Get("from"), To: q.Get("to")}
+	v := d.page(r, "events", "Events")
+	v.Data = data
+	start, end := dayBounds(data.From, data.To, v.Errors)
+	f := store.EventFilter{EventID: data.EventID, UserID: data.UserID, Start: start, End: end, Limit: eventsPage + 1}
+	if b := q.Get("before"); b != "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n < 1 {
+			v.Errors["before"] = "must be an event id"
+		}
+		f.Before = n
+	}
+	status := http.StatusOK
+	if len(v.Errors) > 0 {
+		v.Error = "Please correct the filters marked below."
+		status = http.StatusUnprocessableEntity
+	} else {
+		list, err := d.DB.FindEvents(r.Context(), r.App.ID, f)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		if len(list) > eventsPage {
+			list = list[:eventsPage]
+			next := url.Values{}
+			for _, k := range []string{"eventId", "userId", "from", "to"} {
+				if s := q.Get(k); s != "" {
+					next.Set(k, s)
+				}
+			}
+			next.Set("before", strconv.FormatInt(list[len(list)-1].ID, 10))
+			data.Older = r.URL.Path + "?" + next.Encode()
+		}
+		if f.Before > 0 {
+			first := url.Values{}
+			for _, k := range []string{"eventId", "userId", "from", "to"} {
+				if s := q.Get(k); s != "" {
+					first.Set(k, s)
+				}
+			}
+			data.Newer = r.URL.Path + "?" + first.Encode()
+		}
+		data.List = list
+	}
+	counts, err := d.DB.EventCounts(r.Context(), r.App.ID, d.Now())
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	data.Counts = counts
+	d.render(w, r.Request, status, "events", v)
+}
+
+type userData struct {
+	UserID      string
+	Profile     *store.UserProfile
+	Assignments []store.UserAssignment
+	Events      []*store.Event
+	Older       string
+}
+
+// handleUser is one user's timeline: profile attributes, the campaigns
+// they were assigned in, and their events, newest first. The userId is a
+// query parameter because it may hold any character, slashes included.
+func (d *Dashboard) handleUser(w http.ResponseWriter, r *req) {
+	q := r.URL.Query()
+	user := q.Get("userId")
+	v := d.page(r, "events", "User")
+	data := &userData{UserID: user}
+	v.Data = data
+	if user == "" {
+		d.render(w, r.Request, http.StatusOK, "user", v)
+		return
+	}
+	v.Title = "User " + user
+	p, err := d.DB.FindUserByID(r.Context(), r.App.ID, user)
+	switch {
+	case store.ErrorCode(err) == store.ENOTFOUND:
+		v.Error = "This app has never seen this userId."
+		d.render(w, r.Request, http.StatusNotFound, "user", v)
+		return
+	case err != nil:
+		d.fail(w, r, err)
+		return
+	}
+	data.Profile = p
+	if data.Assignments, err = d.DB.FindUserAssignments(r.Context(), r.App.ID, user); err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	f := store.EventFilter{UserID: user, Limit: eventsPage + 1}
+	if b, err := strconv.ParseInt(q.Get("before"), 10, 64); err == nil && b > 0 {
+		f.Before = b
+	}
+	list, err := d.DB.FindEvents(r.Context(), r.App.ID, f)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	if len(list) > eventsPage {
+		list = list[:eventsPage]
+		data.Older = fmt.Sprintf("%s?userId=%s&before=%d", r.URL.Path, url.QueryEscape(user), list[len(list)-1].ID)
+	}
+	data.Events = list
+	d.render(w, r.Request, http.StatusOK, "user", v)
+}
+
+type settingsData struct {
+	Origins string
+}
+
+func (d *Dashboard) handleSettings(w http.ResponseWriter, r *req) {
+	list, err := d.DB.AllowedOrigins(r.Context(), r.App.ID)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	v := d.page(r, "settings", "Settings")
+	v.Data = settingsData{Origins: strings.Join(list, "\n")}
+	d.render(w, r.Request, http.StatusOK, "settings", v)
+}
+
+// handleSettingsSave replaces the app's allowed CORS origins. One origin
+// a line, or separated by commas; "*" allows any.
+func (d *Dashboard) handleSettingsSave(w http.ResponseWriter, r *req) {
+	raw := r.PostFormValue("allowedOrigins")
+	list, err := store.ParseAllowedOrigins(strings.NewReplacer("\r\n", ",", "\n", ",").Replace(raw))
+	if err == nil {
+		err = d.DB.SetAppAllowedOrigins(r.Context(), r.App.ID, list)
+	}
+	if err != nil {
+		v := d.page(r, "settings", "Settings")
+		v.Data = settingsData{Origins: raw}
+		if !formErrors(v, err) {
+			d.fail(w, r, err)
+			return
+		}
+		d.render(w, r.Request, http.StatusUnprocessableEntity, "settings", v)
+		return
+	}
+	redirect(w, r, fmt.Sprintf("/apps/%d/settings", r.App.ID), "settings_saved")
+}

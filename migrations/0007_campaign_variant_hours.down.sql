@@ -1,0 +1,1 @@
+DROP TABLE campaign_variant_hours;
