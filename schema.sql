@@ -201,3 +201,11 @@ CREATE TABLE dashboard_setup (
     token_hash BLOB    NOT NULL,
     created_at INTEGER NOT NULL
 );
+
+CREATE TABLE campaign_variant_hours (
+    variant_id  INTEGER NOT NULL REFERENCES campaign_variants(id) ON DELETE CASCADE,
+    hour        INTEGER NOT NULL,
+    impressions INTEGER NOT NULL DEFAULT 0,
+    conversions INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (variant_id, hour)
+) WITHOUT ROWID;
