@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"service/handlers"
+	"service/metrics"
 	"service/store"
 )
 
@@ -31,6 +32,8 @@ type Config struct {
 	ShutdownTimeout   time.Duration
 	LogLevel          string
 	PprofAddr         string
+	Metrics           bool
+	MetricsAddr       string
 }
 
 func newServeCmd() *cobra.Command {
@@ -51,6 +54,8 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	f.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&c.PprofAddr, "pprof-addr", "", "if set, serve Go's /debug/pprof profiles on this separate address (keep it private)")
+	f.BoolVar(&c.Metrics, "metrics", false, "serve Prometheus metrics at GET /metrics on the API address (no key needed: keep the address private or use --metrics-addr)")
+	f.StringVar(&c.MetricsAddr, "metrics-addr", "", "if set, serve Prometheus metrics at GET /metrics on this separate address instead")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return Serve(cmd.Context(), c, cmd.ErrOrStderr(), nil)
 	}
@@ -90,12 +95,29 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 
 	srv := handlers.New(db, log)
 	srv.WebhookTimeout = c.WebhookTimeout
+	var handler http.Handler = srv
+	var mx *metrics.Metrics
+	if c.Metrics || c.MetricsAddr != "" {
+		mx = metrics.New(db)
+		// Set before the database and server are shared with any goroutine.
+		db.Observe = mx.Store()
+		srv.Observe = mx
+		if c.MetricsAddr != "" {
+			stop, err := serveMetrics(c.MetricsAddr, mx)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		} else {
+			handler = withMetrics(srv, mx)
+		}
+	}
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return err
 	}
 	hs := &http.Server{
-		Handler:           srv,
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -109,7 +131,7 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	g, gctx := errgroup.WithContext(workCtx)
-	for _, w := range workers(c, db, log) {
+	for _, w := range workers(c, db, log, mx) {
 		g.Go(func() error { return w(gctx) })
 	}
 

@@ -26,8 +26,11 @@ type Server struct {
 	// WebhookTimeout is the delivery timeout given to new webhooks that do
 	// not set their own.
 	WebhookTimeout time.Duration
-	limiter        *limiter
-	router         *httprouter.Router
+	// Observe, when set, receives request and rate-limit measurements.
+	Observe Observer
+	limiter *limiter
+	router  *httprouter.Router
+	served  []Route // every route registered, for Routes
 }
 
 // New builds the server and its routes.
@@ -56,26 +59,29 @@ func (s *Server) routes() *httprouter.Router {
 	rt.RedirectTrailingSlash = false
 	rt.RedirectFixedPath = false
 	rt.HandleOPTIONS = false
-	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rt.NotFound = s.instrument(Unmatched, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeErrorCode(w, http.StatusNotFound, "NOT_FOUND", "no such route", nil)
-	})
-	rt.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	}))
+	rt.MethodNotAllowed = s.instrument(Unmatched, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The router always lists OPTIONS, which this API does not serve.
 		if allow := w.Header().Get("Allow"); allow != "" {
 			w.Header().Set("Allow", strings.TrimSuffix(strings.ReplaceAll(allow+", ", "OPTIONS, ", ""), ", "))
 		}
 		writeErrorCode(w, http.StatusMethodNotAllowed, "INVALID_REQUEST", "method not allowed on this route", nil)
-	})
+	}))
 	rt.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
 		s.Log.Error("panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
 		writeErrorCode(w, http.StatusInternalServerError, "INTERNAL_ERROR", "internal error", nil)
 	}
 
-	rt.Handler(http.MethodGet, "/healthz", http.HandlerFunc(s.handleHealthz))
+	rt.Handler(http.MethodGet, "/healthz", s.instrument("/healthz", http.HandlerFunc(s.handleHealthz)))
+	s.served = append(s.served, Route{"GET", "/healthz"})
+	s.serveOpenAPI(rt)
 
 	add := func(method, path string, a access, h http.HandlerFunc) {
+		s.served = append(s.served, Route{method, path})
 		for _, prefix := range []string{"/v1", "/api/v1"} {
-			rt.Handler(method, prefix+path, s.authorize(a, h))
+			rt.Handler(method, prefix+path, s.instrument(path, s.authorize(a, h)))
 		}
 	}
 
@@ -257,6 +263,7 @@ func (s *Server) limit(w http.ResponseWriter, key *store.Key) bool {
 	h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(remaining)}
 	h["X-Ratelimit-Reset"] = []string{strconv.Itoa(reset)}
 	if !ok {
+		s.observeRateLimited(key.AppID)
 		h["Retry-After"] = []string{strconv.Itoa(reset)}
 		writeErrorCode(w, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "rate limit exceeded", map[string]any{"limit": limit, "retryAfter": reset})
 		return false

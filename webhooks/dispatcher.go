@@ -69,6 +69,9 @@ type Dispatcher struct {
 	// claimed delivery still waiting for a worker when less than its
 	// timeout plus half of Lease remains is released rather than sent.
 	Lease time.Duration
+	// Observe, when set, is told the outcome of every recorded attempt:
+	// "success" (a 2xx answer) or "failure".
+	Observe func(outcome string)
 
 	once sync.Once
 	wake chan struct{}
@@ -469,6 +472,7 @@ func (d *Dispatcher) record(results <-chan store.AttemptOutcome) {
 			if !res.OK() {
 				lvl, retry = slog.LevelWarn, true
 			}
+			d.observe(res.OK())
 			d.Log.Log(ctx, lvl, "webhook attempt", "webhook", c.WebhookID, "delivery", c.ID, "event", c.Event,
 				"attempt", c.Attempt, "status", res.Status, "err", res.Err, "duration", res.Duration)
 		}
@@ -476,6 +480,17 @@ func (d *Dispatcher) record(results <-chan store.AttemptOutcome) {
 			// A retry may now be due sooner than Run's timer.
 			d.Wake()
 		}
+	}
+}
+
+func (d *Dispatcher) observe(ok bool) {
+	if d.Observe == nil {
+		return
+	}
+	if ok {
+		d.Observe("success")
+	} else {
+		d.Observe("failure")
 	}
 }
 
