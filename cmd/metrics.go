@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -25,7 +26,7 @@ func withMetrics(api http.Handler, mx *metrics.Metrics) http.Handler {
 // serveMetrics serves GET /metrics alone on its own listener (serve
 // --metrics-addr), so scrapes never share the API's address or its
 // exposure. stop closes it.
-func serveMetrics(addr string, mx *metrics.Metrics) (stop func(), err error) {
+func serveMetrics(addr string, mx *metrics.Metrics, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-addr: %w", err)
@@ -34,5 +35,6 @@ func serveMetrics(addr string, mx *metrics.Metrics) (stop func(), err error) {
 	mux.Handle("GET /metrics", mx.Handler())
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go hs.Serve(ln)
+	log.Info("metrics", "addr", ln.Addr().String())
 	return func() { hs.Close() }, nil
 }

@@ -41,6 +41,7 @@ func NewRoot(out, errOut io.Writer) *cobra.Command {
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.AddCommand(newServeCmd(), newMigrateCmd(), newSeedCmd(), newAppsCmd(), newKeysCmd())
+	root.AddCommand(newBackupCmd(), newRestoreCmd(), newHealthcheckCmd())
 	return root
 }
 

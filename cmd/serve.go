@@ -103,7 +103,7 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 		db.Observe = mx.Store()
 		srv.Observe = mx
 		if c.MetricsAddr != "" {
-			stop, err := serveMetrics(c.MetricsAddr, mx)
+			stop, err := serveMetrics(c.MetricsAddr, mx, log)
 			if err != nil {
 				return err
 			}
