@@ -426,9 +426,9 @@ type cliServer struct {
 	logs chan map[string]any
 }
 
-func cliServe(t *testing.T, db string) *cliServer {
+func cliServe(t *testing.T, db string, extra ...string) *cliServer {
 	t.Helper()
-	c := exec.Command(cliBin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--shutdown-timeout", "3s")
+	c := exec.Command(cliBin, append([]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--shutdown-timeout", "3s"}, extra...)...)
 	c.Env = cliEnv()
 	stderr, err := c.StderrPipe()
 	if err != nil {

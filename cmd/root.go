@@ -44,6 +44,7 @@ func NewRoot(out, errOut io.Writer, schema string) *cobra.Command {
 	root.SetErr(errOut)
 	root.AddCommand(newServeCmd(), newMigrateCmd(schema), newSeedCmd(), newAppsCmd(), newKeysCmd(),
 		newUsersCmd(), newSecretsCmd())
+	root.AddCommand(newBackupCmd(), newRestoreCmd(), newHealthcheckCmd())
 	return root
 }
 

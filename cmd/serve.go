@@ -17,6 +17,7 @@ import (
 
 	"service/dashboard"
 	"service/handlers"
+	"service/metrics"
 	"service/netpolicy"
 	"service/store"
 )
@@ -41,6 +42,9 @@ type Config struct {
 	// encrypts webhook secrets at rest; neither means plaintext.
 	SecretKeyFile string
 	SecretKey     string
+
+	Metrics     bool
+	MetricsAddr string
 }
 
 func newServeCmd() *cobra.Command {
@@ -63,6 +67,8 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&c.PprofAddr, "pprof-addr", "", "if set, serve Go's /debug/pprof profiles on this separate address (keep it private)")
 	f.BoolVar(&c.WebhookBlockPrivate, "webhook-block-private", false, "refuse webhook deliveries to loopback and private addresses (switch on when apps are not all trusted with the host's network)")
 	f.StringVar(&c.SecretKeyFile, "secret-key-file", "", "file holding the base64 key that encrypts webhook secrets at rest (or set "+envSecretKey+")")
+	f.BoolVar(&c.Metrics, "metrics", false, "serve Prometheus metrics at GET /metrics on the API address (no key needed: keep the address private or use --metrics-addr)")
+	f.StringVar(&c.MetricsAddr, "metrics-addr", "", "if set, serve Prometheus metrics at GET /metrics on this separate address instead")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c.SecretKey = os.Getenv(envSecretKey)
 		return Serve(cmd.Context(), c, cmd.ErrOrStderr(), nil)
@@ -111,12 +117,29 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	// /v1, /api/v1 and /healthz included, reaches the API unchanged.
 	dash := dashboard.New(db, log)
 	dash.WebhookTimeout = c.WebhookTimeout
+	var handler http.Handler = dashboard.Mount(srv, dash)
+	var mx *metrics.Metrics
+	if c.Metrics || c.MetricsAddr != "" {
+		mx = metrics.New(db)
+		// Set before the database and server are shared with any goroutine.
+		db.Observe = mx.Store()
+		srv.Observe = mx
+		if c.MetricsAddr != "" {
+			stop, err := serveMetrics(c.MetricsAddr, mx, log)
+			if err != nil {
+				return err
+			}
+			defer stop()
+		} else {
+			handler = withMetrics(handler, mx)
+		}
+	}
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
 		return err
 	}
 	hs := &http.Server{
-		Handler:           dashboard.Mount(srv, dash),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -130,7 +153,7 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	g, gctx := errgroup.WithContext(workCtx)
-	for _, w := range workers(c, db, log) {
+	for _, w := range workers(c, db, log, mx) {
 		g.Go(func() error { return w(gctx) })
 	}
 

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"service/metrics"
 	"service/netpolicy"
 	"service/scheduler"
 	"service/store"
@@ -12,13 +13,18 @@ import (
 )
 
 // workers returns the background jobs serve runs beside the HTTP server.
-func workers(c Config, db *store.DB, log *slog.Logger) []func(context.Context) error {
+// mx, when not nil, receives their measurements.
+func workers(c Config, db *store.DB, log *slog.Logger, mx *metrics.Metrics) []func(context.Context) error {
 	dispatcher := &webhooks.Dispatcher{DB: db, RetryBase: c.WebhookRetryBase, Log: log.With("worker", "webhooks"),
 		Policy: netpolicy.Policy{BlockPrivate: c.WebhookBlockPrivate}}
+	campaigns := &scheduler.Campaigns{DB: db, Interval: c.SchedulerInterval, Log: log}
+	if mx != nil {
+		dispatcher.Observe, campaigns.Observe = mx.Delivery, mx.Schedule
+	}
 	// Set here, before serve shares the database with request goroutines.
 	db.Notify = dispatcher.Wake
 	return []func(context.Context) error{
-		(&scheduler.Campaigns{DB: db, Interval: c.SchedulerInterval, Log: log}).Run,
+		campaigns.Run,
 		// Retention runs often enough that events outlive --retention by at
 		// most a tenth of it (an hour at most), and never busier than 1/s.
 		(&scheduler.Retention{DB: db, Keep: c.Retention, Interval: max(min(c.Retention/10, time.Hour), time.Second), Log: log}).Run,

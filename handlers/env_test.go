@@ -87,6 +87,7 @@ func (e *testEnv) do(method, path, key string, body any) *httptest.ResponseRecor
 	}
 	rec := httptest.NewRecorder()
 	e.Srv.ServeHTTP(rec, req)
+	exchanges.record(req, body, rec)
 	return rec
 }
 

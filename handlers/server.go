@@ -26,8 +26,11 @@ type Server struct {
 	// WebhookTimeout is the delivery timeout given to new webhooks that do
 	// not set their own.
 	WebhookTimeout time.Duration
-	limiter        *limiter
-	router         *httprouter.Router
+	// Observe, when set, receives request and rate-limit measurements.
+	Observe Observer
+	limiter *limiter
+	router  *httprouter.Router
+	served  []Route // every route registered, for Routes
 }
 
 // New builds the server and its routes.
@@ -58,29 +61,32 @@ func (s *Server) routes() *httprouter.Router {
 	// OPTIONS is answered only on the SDK routes, by their CORS preflight
 	// handlers below; elsewhere it is 405 like any other unserved method.
 	rt.HandleOPTIONS = false
-	rt.NotFound = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rt.NotFound = s.instrument(Unmatched, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeErrorCode(w, http.StatusNotFound, "NOT_FOUND", "no such route", nil)
-	})
-	rt.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	}))
+	rt.MethodNotAllowed = s.instrument(Unmatched, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// The router always lists OPTIONS, which only SDK routes serve.
 		if h, _, _ := rt.Lookup(http.MethodOptions, r.URL.Path); h == nil && w.Header().Get("Allow") != "" {
 			allow := w.Header().Get("Allow")
 			w.Header().Set("Allow", strings.TrimSuffix(strings.ReplaceAll(allow+", ", "OPTIONS, ", ""), ", "))
 		}
 		writeErrorCode(w, http.StatusMethodNotAllowed, "INVALID_REQUEST", "method not allowed on this route", nil)
-	})
+	}))
 	rt.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
 		s.Log.Error("panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
 		writeErrorCode(w, http.StatusInternalServerError, "INTERNAL_ERROR", "internal error", nil)
 	}
 
-	rt.Handler(http.MethodGet, "/healthz", http.HandlerFunc(s.handleHealthz))
+	rt.Handler(http.MethodGet, "/healthz", s.instrument("/healthz", http.HandlerFunc(s.handleHealthz)))
+	s.served = append(s.served, Route{"GET", "/healthz"})
+	s.serveOpenAPI(rt)
 
 	// SDK routes also answer CORS preflights, registered once per path at
 	// the end with the path's SDK methods.
 	var corsPaths []string
 	corsMethods := map[string][]string{}
 	add := func(method, path string, a access, h http.HandlerFunc) {
+		s.served = append(s.served, Route{method, path})
 		hh := s.authorize(a, h)
 		if a == sdk {
 			hh = s.cors(hh)
@@ -89,6 +95,7 @@ func (s *Server) routes() *httprouter.Router {
 			}
 			corsMethods[path] = append(corsMethods[path], method)
 		}
+		hh = s.instrument(path, hh)
 		for _, prefix := range []string{"/v1", "/api/v1"} {
 			rt.Handler(method, prefix+path, hh)
 		}
@@ -158,7 +165,7 @@ func (s *Server) routes() *httprouter.Router {
 	add("GET", "/apps/:appId/form-submissions", manage, s.handleFormSubmissionList)
 
 	for _, path := range corsPaths {
-		h := s.preflight(corsMethods[path])
+		h := s.instrument(path, s.preflight(corsMethods[path]))
 		for _, prefix := range []string{"/v1", "/api/v1"} {
 			rt.Handler(http.MethodOptions, prefix+path, h)
 		}
@@ -280,6 +287,7 @@ func (s *Server) limit(w http.ResponseWriter, key *store.Key) bool {
 	h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(remaining)}
 	h["X-Ratelimit-Reset"] = []string{strconv.Itoa(reset)}
 	if !ok {
+		s.observeRateLimited(key.AppID)
 		h["Retry-After"] = []string{strconv.Itoa(reset)}
 		writeErrorCode(w, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "rate limit exceeded", map[string]any{"limit": limit, "retryAfter": reset})
 		return false

@@ -13,6 +13,9 @@ type Campaigns struct {
 	DB       *store.DB
 	Interval time.Duration
 	Log      *slog.Logger
+	// Observe, when set, is told of every run: the campaigns it started
+	// and completed, and whether it failed.
+	Observe func(started, completed int, err error)
 }
 
 // Run ticks until ctx ends. It runs once at start, so campaigns whose
@@ -23,6 +26,9 @@ func (s *Campaigns) Run(ctx context.Context) error {
 	failures := 0
 	for {
 		res, err := s.DB.RunSchedule(ctx)
+		if s.Observe != nil && ctx.Err() == nil {
+			s.Observe(len(res.Started), len(res.Completed), err)
+		}
 		switch {
 		case err != nil && ctx.Err() == nil:
 			failures++

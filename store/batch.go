@@ -93,6 +93,7 @@ func (b *batcher) loop() {
 }
 
 func (b *batcher) run(batch []*batchReq) {
+	defer b.db.observeBatch(len(batch))()
 	err := b.db.withTx(context.Background(), func(tx *Tx) error {
 		for _, r := range batch {
 			if err := r.op(tx); err != nil {

@@ -63,6 +63,9 @@ type DB struct {
 	WebhookPolicy netpolicy.Policy
 	// secrets seals webhook secrets at rest; nil stores them as plaintext.
 	secrets *keyring.Ring
+	// Observe, when set (before the database is shared), receives the
+	// store's measurements for metrics.
+	Observe *Observer
 }
 
 // DSN returns the connection string for path. The pragmas sit in the DSN so
@@ -213,6 +216,7 @@ type Tx struct {
 	now      time.Time
 	changed  bool // campaigns, content or audiences changed: bump the generation
 	enqueued bool // webhook deliveries were queued: wake the dispatcher
+	events   int  // events inserted, for Observer.Written
 	after    []func()
 
 	// counts are variant counter increments gathered over a group-commit
@@ -236,12 +240,14 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 // invalidation happens after the commit so a reader can never cache a
 // snapshot older than the generation it is tagged with.
 func (tx *Tx) commit() error {
+	events, impressions := tx.written()
 	if err := tx.flushCounts(); err != nil {
 		return err
 	}
 	if err := tx.Tx.Commit(); err != nil {
 		return err
 	}
+	tx.db.observeWritten(events, impressions)
 	if tx.changed {
 		tx.db.gen.Add(1)
 	}

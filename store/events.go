@@ -124,6 +124,7 @@ func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, res *
 		return err
 	}
 	res.ID, _ = r.LastInsertId()
+	tx.events++
 	res.EventID, res.Timestamp = in.EventID, NewTime(fromMS(now))
 	if in.UserID != "" {
 		if err := tx.seeUser(appID, in.UserID, nil); err != nil {

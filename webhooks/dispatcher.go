@@ -58,6 +58,9 @@ type Dispatcher struct {
 	// claimed delivery still waiting for a worker when less than its
 	// timeout plus half of Lease remains is released rather than sent.
 	Lease time.Duration
+	// Observe, when set, is told the outcome of every recorded attempt:
+	// "success" (a 2xx answer) or "failure".
+	Observe func(outcome string)
 
 	once sync.Once
 	wake chan struct{}
@@ -512,6 +515,7 @@ func (d *Dispatcher) record(ctx context.Context, results <-chan store.AttemptOut
 			if !res.OK() {
 				lvl, retry = slog.LevelWarn, true
 			}
+			d.observe(res.OK())
 			d.Log.Log(ctx, lvl, "webhook attempt", "webhook", c.WebhookID, "delivery", c.ID, "event", c.Event,
 				"attempt", c.Attempt, "status", res.Status, "err", res.Err, "duration", res.Duration)
 		}
@@ -519,5 +523,16 @@ func (d *Dispatcher) record(ctx context.Context, results <-chan store.AttemptOut
 			// A retry may now be due sooner than Run's timer.
 			d.Wake()
 		}
+	}
+}
+
+func (d *Dispatcher) observe(ok bool) {
+	if d.Observe == nil {
+		return
+	}
+	if ok {
+		d.Observe("success")
+	} else {
+		d.Observe("failure")
 	}
 }
