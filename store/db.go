@@ -47,6 +47,7 @@ type DB struct {
 	converted *userCache // (campaign, user) that converted: no second try
 	audiences *audienceCache
 	batch     *batcher
+	ckpt      *checkpointer
 	closed    atomic.Bool
 
 	// Notify, when set, is called after a commit that queued webhook
@@ -56,7 +57,25 @@ type DB struct {
 
 // DSN returns the connection string for path. The pragmas sit in the DSN so
 // that every pooled connection gets them, not only the one that ran a PRAGMA.
-func DSN(path string) string {
+func DSN(path string) string { return dsn(path) }
+
+// Page cache sizes, in KiB (SQLite reads a negative cache_size as KiB).
+// The writer's cache holds the b-tree pages the hot inserts walk (the right
+// edges of the event indexes, the inner pages of users and assignments);
+// the readers serve lookups that memory usually answers first. mmap stays
+// off: mapped pages count in the process's resident memory, and reads
+// through the OS page cache cost little next to a commit.
+const (
+	writerCacheKiB = 32 << 10
+	readerCacheKiB = 4 << 10
+)
+
+// walLimit bounds the WAL file: when a reset finds it larger it is cut
+// back to this size, and a checkpoint that leaves more than this many bytes
+// in it is followed by one that waits for readers (see checkpointer).
+const walLimit = 64 << 20
+
+func dsn(path string, extra ...string) string {
 	v := url.Values{}
 	v.Add("_pragma", "busy_timeout(10000)")
 	v.Add("_pragma", "journal_mode(wal)")
@@ -64,6 +83,14 @@ func DSN(path string) string {
 	// only an OS crash or power cut can drop the last transactions.
 	v.Add("_pragma", "synchronous(normal)")
 	v.Add("_pragma", "foreign_keys(1)")
+	// Checkpoints are the checkpointer goroutine's job (see checkpointer):
+	// an automatic one runs inside the commit that crosses the threshold,
+	// and every request of that batch waits for its copying and fsyncs.
+	v.Add("_pragma", "wal_autocheckpoint(0)")
+	v.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walLimit))
+	for _, p := range extra {
+		v.Add("_pragma", p)
+	}
 	// BEGIN IMMEDIATE: a deferred transaction that reads and then writes fails
 	// with SQLITE_BUSY at once, whatever busy_timeout says.
 	v.Add("_txlock", "immediate")
@@ -82,14 +109,14 @@ func OpenNoMigrate(ctx context.Context, path string) (*DB, error) {
 }
 
 func open(ctx context.Context, path string, up bool) (*DB, error) {
-	w, err := sql.Open("sqlite", DSN(path))
+	w, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -writerCacheKiB)))
 	if err != nil {
 		return nil, err
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	r, err := sql.Open("sqlite", DSN(path))
+	r, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -readerCacheKiB)))
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -113,6 +140,11 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 	db.converted = newUserCache(1 << 14)
 	db.audiences = newAudienceCache()
 	db.batch = newBatcher(db)
+	if db.ckpt, err = newCheckpointer(path); err != nil {
+		db.batch.close()
+		db.close()
+		return nil, err
+	}
 	return db, nil
 }
 
@@ -171,6 +203,9 @@ func (db *DB) Close() error {
 	}
 	if db.batch != nil {
 		db.batch.close()
+	}
+	if db.ckpt != nil {
+		db.ckpt.close()
 	}
 	// A checkpoint on clean shutdown leaves a compact main file; WAL
 	// recovery would handle it anyway after a crash.
