@@ -20,7 +20,7 @@ import (
 )
 
 // defaultMemoryLimit is the Go heap's soft limit when GOMEMLIMIT is unset.
-const defaultMemoryLimit = 48 << 20
+const defaultMemoryLimit = 40 << 20
 
 // Config is everything serve reads from flags and the environment.
 type Config struct {

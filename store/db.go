@@ -66,7 +66,7 @@ func DSN(path string) string { return dsn(path) }
 // off: mapped pages count in the process's resident memory, and reads
 // through the OS page cache cost little next to a commit.
 const (
-	writerCacheKiB = 24 << 10
+	writerCacheKiB = 16 << 10
 	readerCacheKiB = 4 << 10
 )
 
@@ -137,9 +137,9 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 	db.cache = newCampaignCache()
 	// Sized so that a million users cost a bounded few MiB: a miss costs
 	// one indexed statement in the next write batch.
-	db.assigned = newUserCache(1 << 11)
-	db.known = newUserCache(1 << 10)
-	db.converted = newUserCache(1 << 10)
+	db.assigned = newUserCache(1 << 10)
+	db.known = newUserCache(1 << 9)
+	db.converted = newUserCache(1 << 9)
 	db.audiences = newAudienceCache()
 	db.batch = newBatcher(db)
 	if db.ckpt, err = newCheckpointer(path); err != nil {
