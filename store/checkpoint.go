@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -26,6 +27,9 @@ const checkpointInterval = 200 * time.Millisecond
 // answered, and after a crash SQLite replays the WAL on open.
 type checkpointer struct {
 	conn *sql.DB
+	// limit is the WAL length in bytes past which a checkpoint waits for
+	// readers: walLimit, smaller in tests.
+	limit atomic.Int64
 	stop chan struct{}
 	done chan struct{}
 }
@@ -39,6 +43,7 @@ func newCheckpointer(path string) (*checkpointer, error) {
 	conn.SetMaxIdleConns(1)
 	conn.SetConnMaxLifetime(0)
 	c := &checkpointer{conn: conn, stop: make(chan struct{}), done: make(chan struct{})}
+	c.limit.Store(walLimit)
 	go c.loop()
 	return c, nil
 }
@@ -60,10 +65,10 @@ func (c *checkpointer) loop() {
 }
 
 // checkpoint runs one passive checkpoint, and a restarting one when the
-// WAL has grown past walLimit. It returns the WAL's length in frames.
+// WAL has grown past its limit. It returns the WAL's length in frames.
 func (c *checkpointer) checkpoint() (int64, error) {
 	frames, err := c.run("PASSIVE")
-	if err != nil || frames*pageSize <= walLimit {
+	if err != nil || frames*pageSize <= c.limit.Load() {
 		return frames, err
 	}
 	return c.run("RESTART")
