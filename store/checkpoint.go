@@ -30,8 +30,8 @@ type checkpointer struct {
 	// limit is the WAL length in bytes past which a checkpoint waits for
 	// readers: walLimit, smaller in tests.
 	limit atomic.Int64
-	stop chan struct{}
-	done chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 func newCheckpointer(path string) (*checkpointer, error) {
