@@ -242,6 +242,12 @@ type Tx struct {
 	// running caches campaign status checks within the transaction: no
 	// operation of a batch moves a campaign, so one read serves them all.
 	running map[int64]bool
+
+	// users and events are rows written at commit, one multi-row statement
+	// per table (see rows.go).
+	users     map[userRef]struct{}
+	userOrder []userRef
+	events    []pendingEvent
 }
 
 // begin starts a write transaction (BEGIN IMMEDIATE through the DSN).
@@ -257,6 +263,12 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 // invalidation happens after the commit so a reader can never cache a
 // snapshot older than the generation it is tagged with.
 func (tx *Tx) commit() error {
+	if err := tx.flushUsers(); err != nil {
+		return err
+	}
+	if err := tx.flushEvents(); err != nil {
+		return err
+	}
 	if err := tx.flushCounts(); err != nil {
 		return err
 	}

@@ -204,6 +204,11 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 	// The audience is checked after the user was recorded and their
 	// attributes merged, in the same transaction as the assignment.
 	if lc.audienceID != 0 {
+		// The audience reads the profile: sightings waiting for the commit
+		// go in first.
+		if err := tx.flushUsers(); err != nil {
+			return err
+		}
 		in, err := tx.userInAudience(lc.appID, lc.audienceID, req.UserID)
 		if err != nil {
 			return err
@@ -289,7 +294,14 @@ func (tx *Tx) seeUser(appID int64, userID string, attrs map[string]any) error {
 			return nil
 		}
 	}
-	if err := tx.touchUser(appID, userID, attrs); err != nil {
+	if len(attrs) == 0 {
+		fe := FieldErrors{}
+		checkUserID(fe, "userId", userID)
+		if err := fe.Err(); err != nil {
+			return err
+		}
+		tx.touchUserLater(appID, userID)
+	} else if err := tx.touchUser(appID, userID, attrs); err != nil {
 		return err
 	}
 	tx.after = append(tx.after, func() { tx.db.known.put(k, now) })
