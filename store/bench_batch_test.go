@@ -101,8 +101,9 @@ func BenchmarkBatchNewUsers(b *testing.B) {
 	})
 }
 
-// BenchmarkBatchEvents: each operation logs the campaign's goal event for
-// a user (event row, conversion check).
+// BenchmarkBatchEvents: each operation logs an event with metadata for one
+// of 2,000 users (event row, user sighting); conversions are left out, as
+// a user converts once and is then answered from memory.
 func BenchmarkBatchEvents(b *testing.B) {
 	benchCases(b, func(b *testing.B, procs int, gather bool) {
 		db, app := evBenchDB(b)
@@ -110,7 +111,7 @@ func BenchmarkBatchEvents(b *testing.B) {
 		ctx := context.Background()
 		meta := []byte(`{"amount":12}`)
 		benchBatch(b, db, procs, "µs/event", func(i int64) error {
-			in := EventInput{EventID: "purchase", UserID: fmt.Sprint("u-", i%2000), Metadata: meta}
+			in := EventInput{EventID: "view", UserID: fmt.Sprint("u-", i%2000), Metadata: meta}
 			_, err := db.LogEvent(ctx, app, &in)
 			return err
 		})

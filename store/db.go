@@ -128,6 +128,14 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 
 	db := &DB{write: w, read: r, path: path, Now: time.Now}
 	db.wstmts, db.rstmts = newStmtCache(w, true), newStmtCache(r, false)
+	// The group commit's multi-row inserts are prepared while the writer is
+	// free: once it is busy, a statement prepared in the background can
+	// wait long for it, and each of these is costly to parse.
+	for _, m := range []multiRow{usersInsert, eventsInsert} {
+		for _, q := range m.texts {
+			db.wstmts.prepare(q)
+		}
+	}
 	if up {
 		if err := db.Migrate(ctx, 0); err != nil {
 			db.close()
