@@ -3,7 +3,7 @@ BIN     ?= bin/service
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X service/cmd.Version=$(VERSION)
 
-.PHONY: build run test race bench load lint cover fuzz clean sdk-test
+.PHONY: build run test race bench load soak lint cover fuzz clean sdk-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
@@ -48,6 +48,9 @@ bench:
 
 load: build
 	./scripts/load.sh
+
+soak: build
+	./scripts/load.sh soak
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -1,34 +1,48 @@
 #!/usr/bin/env bash
-# Load test of the SDK hot path against a bare net/http server.
+# Load test of the SDK write paths against a bare net/http server.
 #
-# `make load` builds bin/service and runs this. It needs wrk, curl and Go
-# (to build the bare server); it installs nothing. Everything runs on
-# loopback in a temporary directory that is removed at the end.
+#   scripts/load.sh        `make load`: three rounds of every workload
+#   scripts/load.sh soak   `make soak`: 1M new users, then 1M events
 #
-# Scenarios (one function each; add one to SCENARIOS to extend):
+# It needs wrk, curl and Go (to build the bare server) and installs nothing.
+# Everything runs on loopback in a temporary directory removed at the end.
+#
+# The configuration is fixed so that figures compare across runs and
+# machines: with two CPUs or more, the service (and, in its turn, the bare
+# server) runs on CPU 1 with one Go scheduler thread, and wrk on CPU 0:
+#   taskset -c 1 env GOMAXPROCS=1 bin/service serve ...
+#   taskset -c 0 wrk -t1 -c64 -d10s      (after a 3 s warm-up, same requests)
+# Each round runs the bare server and the three workloads; the figure that
+# counts is each workload's requests/s divided by bare's in the same round.
+# The report is the median over ROUNDS rounds, plus the service's peak RSS
+# (VmHWM from /proc/<pid>/status).
+#
+# Workloads:
 #   bare               scripts/bare: decode the request, write a fixed answer
-#   variant_returning  users already assigned: answered from memory
-#   variant_new        a new userId per request: assignment + impression
-#                      committed (group commit) before the answer
-#   events             POST /apps/{id}/events: the campaign's goal event from
-#                      pre-assigned users (event + conversion check), committed
-#                      (group commit) before the answer
+#   variant_returning  users already assigned asking for their variant
+#   variant_new        a fresh userId per request on an active two-variant
+#                      campaign: assignment + impression committed first
+#   events             the campaign's goal event from assigned users: event
+#                      (and conversion) committed before the answer
 #
-# Environment: DURATION (10s), THREADS (2), CONNS (64), LOG_LEVEL (info, as
-# in production: one log line per request), USERS (2000,
-# pre-assigned users of variant_returning), BIN (bin/service).
+# Environment: ROUNDS (3), DURATION (10s), WARMUP (3s), CONNS (64), USERS
+# (2000 pre-assigned returning users), LOG_LEVEL (info: one line per request,
+# as in production), BIN (bin/service), SOAK_USERS and SOAK_EVENTS (1000000).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
+MODE=${1:-load}
 BIN=${BIN:-bin/service}
+ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
-THREADS=${THREADS:-2}
+WARMUP=${WARMUP:-3s}
 CONNS=${CONNS:-64}
 USERS=${USERS:-2000}
+SOAK_USERS=${SOAK_USERS:-1000000}
+SOAK_EVENTS=${SOAK_EVENTS:-1000000}
 ADDR=127.0.0.1:18181
 BARE_ADDR=127.0.0.1:18182
-SCENARIOS=(bare variant_returning variant_new events)
 
 if ! command -v wrk >/dev/null; then
 	echo "load.sh: wrk is not installed; install it with: apt-get install -y wrk" >&2
@@ -43,6 +57,17 @@ done
 if [ ! -x "$BIN" ]; then
 	echo "load.sh: $BIN not found; run make build first (make load does)" >&2
 	exit 1
+fi
+
+# Pinning: the server side on CPU 1 with GOMAXPROCS=1, wrk on CPU 0.
+if [ "$(nproc)" -ge 2 ] && command -v taskset >/dev/null; then
+	SERVER_PIN=(taskset -c 1 env GOMAXPROCS=1)
+	LOAD_PIN=(taskset -c 0)
+	PINNED="service and bare on CPU 1 with GOMAXPROCS=1, wrk on CPU 0"
+else
+	SERVER_PIN=(env GOMAXPROCS=1)
+	LOAD_PIN=()
+	PINNED="not pinned ($(nproc) CPU): service and bare with GOMAXPROCS=1"
 fi
 
 TMP=$(mktemp -d)
@@ -62,8 +87,7 @@ field() {
 	printf '%s' "$2" | grep -o "\"$1\":\"\?[^\",}]*" | head -1 | sed -E "s/^\"$1\":\"?//"
 }
 
-# wait_http URL: poll until URL answers anything over HTTP, for at most 10
-# seconds.
+# wait_http URL: poll until URL answers anything over HTTP, for at most 10 s.
 wait_http() {
 	for _ in $(seq 100); do
 		if curl -sS -o /dev/null "$1" 2>/dev/null; then
@@ -81,17 +105,23 @@ api() {
 		--data "$3" "http://$ADDR/v1$2"
 }
 
+DB=$TMP/load.db
 setup() {
-	local db=$TMP/load.db app cv1 cv2 campaign
-	app=$("$BIN" apps create --db "$db" --name load --plan enterprise --rate-limit 100000000)
+	local app cv1 cv2 campaign
+	app=$("$BIN" apps create --db "$DB" --name load --plan enterprise --rate-limit 100000000)
 	APP_ID=$(field id "$app")
-	ADMIN=$(field key "$("$BIN" keys create --db "$db" --app "$APP_ID" --role admin)")
-	CLIENT=$(field key "$("$BIN" keys create --db "$db" --app "$APP_ID" --role client)")
+	ADMIN=$(field key "$("$BIN" keys create --db "$DB" --app "$APP_ID" --role admin)")
+	CLIENT=$(field key "$("$BIN" keys create --db "$DB" --app "$APP_ID" --role client)")
 
-	"$BIN" serve --db "$db" --addr "$ADDR" --log-level "${LOG_LEVEL:-info}" 2>"$TMP/service.log" &
-	PIDS+=($!)
+	# exec chain (taskset, env): $! is the service's own pid.
+	# Info lines (one per request) are dropped by a filter on the load CPU,
+	# so a soak does not fill the disk; the service still writes each one.
+	"${SERVER_PIN[@]}" "$BIN" serve --db "$DB" --addr "$ADDR" --log-level "${LOG_LEVEL:-info}" \
+		>/dev/null 2> >("${LOAD_PIN[@]}" grep -v '"level":"INFO"' >"$TMP/service.log") &
+	SERVICE_PID=$!
+	PIDS+=("$SERVICE_PID")
 	go build -o "$TMP/bare" ./scripts/bare
-	"$TMP/bare" --addr "$BARE_ADDR" 2>"$TMP/bare.log" &
+	"${SERVER_PIN[@]}" "$TMP/bare" --addr "$BARE_ADDR" 2>"$TMP/bare.log" &
 	PIDS+=($!)
 	wait_http "http://$ADDR/healthz"
 	wait_http "http://$BARE_ADDR/"
@@ -114,24 +144,30 @@ setup() {
 	done
 	curl --no-progress-meter --parallel --parallel-max 16 -K "$cfg"
 	local n
-	n=$(field totalImpressions "$(curl -fsS -H "Authorization: Bearer $ADMIN" "http://$ADDR/v1/campaigns/$CAMPAIGN_ID/analytics")")
+	n=$(impressions)
 	if [ "$n" != "$USERS" ]; then
 		echo "load.sh: pre-assigned $n users, want $USERS" >&2
 		exit 1
 	fi
 }
 
-# lua NAME BODY_EXPR: writes a wrk script whose request body is the Lua
-# expression BODY_EXPR (with `n`, a per-thread counter, and `tid`, the
-# thread number, in scope) and whose done() prints one RESULT line.
+impressions() {
+	field totalImpressions "$(curl -fsS -H "Authorization: Bearer $ADMIN" "http://$ADDR/v1/campaigns/$CAMPAIGN_ID/analytics")"
+}
+
+# lua NAME BODY_EXPR [STOP_AFTER]: writes a wrk script whose request body is
+# the Lua expression BODY_EXPR (with `n`, a counter, in scope) and whose
+# done() prints one RESULT line: requests/s, p99 in ms, errors, requests.
+# With STOP_AFTER, the run ends after that many responses.
 lua() {
-	local f=$TMP/$1.lua
+	local f=$TMP/$1.lua stop=""
+	if [ -n "${3:-}" ]; then
+		# wrk runs for its whole duration even when its thread stops, so the
+		# script also leaves a mark for counted() to end wrk by SIGINT.
+		stop="function response() answered = answered + 1; if answered == $3 then io.open('$f.done', 'w'):close(); wrk.thread:stop() end end"
+	fi
 	cat >"$f" <<EOF
-local threads, counter = {}, 0
-function setup(thread)
-	thread:set("tid", #threads + 1)
-	table.insert(threads, thread)
-end
+local counter, answered = 0, 0
 function init(args)
 	wrk.method = "POST"
 	wrk.headers["Content-Type"] = "application/json"
@@ -142,58 +178,131 @@ function request()
 	local n = counter
 	return wrk.format(nil, nil, nil, $2)
 end
+$stop
 function done(summary, latency, requests)
 	local e = summary.errors
-	io.write(string.format("RESULT %.0f %.2f %d\n",
+	io.write(string.format("RESULT %.0f %.2f %d %d\n",
 		summary.requests / (summary.duration / 1e6), latency:percentile(99) / 1000,
-		e.connect + e.read + e.write + e.status + e.timeout))
+		e.connect + e.read + e.write + e.status + e.timeout, summary.requests))
 end
 EOF
 	echo "$f"
 }
 
-# run NAME URL SCRIPT: one wrk run; records requests/s and p99 (ms).
-declare -A RPS P99 ERRS
-run() {
-	local out
-	out=$(wrk -t"$THREADS" -c"$CONNS" -d"$DURATION" --latency -s "$3" "$2")
-	echo "$out" >"$TMP/$1.out"
-	read -r _ RPS[$1] P99[$1] ERRS[$1] < <(grep '^RESULT' <<<"$out")
-	printf '%-18s %10s req/s   p99 %8s ms   errors %s\n' "$1" "${RPS[$1]}" "${P99[$1]}" "${ERRS[$1]}"
+# wrkrun DURATION URL SCRIPT: one pinned wrk run; prints its RESULT line.
+wrkrun() {
+	"${LOAD_PIN[@]}" wrk -t1 -c"$CONNS" -d"$1" --latency -s "$3" "$2" | grep '^RESULT'
 }
 
-scenario_bare() {
-	run bare "http://$BARE_ADDR/" "$(lua bare "string.format('{\"userId\":\"u-%d\"}', n % $USERS)")"
+# counted URL SCRIPT: a pinned wrk run of SCRIPT (made with STOP_AFTER)
+# until its count is answered; prints its RESULT line.
+counted() {
+	rm -f "$2.done"
+	"${LOAD_PIN[@]}" wrk -t1 -c"$CONNS" -d24h --latency -s "$2" "$1" >"$2.out" &
+	local pid=$!
+	until [ -e "$2.done" ]; do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo "load.sh: wrk ended early" >&2
+			exit 1
+		fi
+		sleep 0.2
+	done
+	kill -INT "$pid"
+	wait "$pid" || true
+	grep '^RESULT' "$2.out"
 }
 
-scenario_variant_returning() {
-	run variant_returning "$VARIANT_URL" \
-		"$(lua returning "string.format('{\"userId\":\"u-%d\"}', (n * $THREADS + tid) % $USERS)")"
+# body NAME TAG: the request body expression of workload NAME; TAG keeps
+# the new users of each run apart.
+body() {
+	case $1 in
+	bare | variant_returning) echo "string.format('{\"userId\":\"u-%d\"}', n % $USERS)" ;;
+	variant_new) echo "string.format('{\"userId\":\"new-$2-%d\"}', n)" ;;
+	events) echo "string.format('{\"eventId\":\"purchase\",\"userId\":\"u-%d\",\"metadata\":{\"amount\":%d}}', n % $USERS, n % 100)" ;;
+	esac
 }
 
-scenario_variant_new() {
-	run variant_new "$VARIANT_URL" "$(lua new "string.format('{\"userId\":\"new-%d-%d\"}', tid, n)")"
+url() {
+	case $1 in
+	bare) echo "http://$BARE_ADDR/" ;;
+	variant_returning | variant_new) echo "$VARIANT_URL" ;;
+	events) echo "$EVENTS_URL" ;;
+	esac
 }
 
-scenario_events() {
-	run events "$EVENTS_URL" \
-		"$(lua events "string.format('{\"eventId\":\"purchase\",\"userId\":\"u-%d\",\"metadata\":{\"amount\":%d}}', (n * $THREADS + tid) % $USERS, n % 100)")"
+peak_rss_mib() {
+	awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVICE_PID/status"
+}
+
+# median of the arguments (numbers).
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+WORKLOADS=(variant_returning variant_new events)
+
+load() {
+	declare -A RATIOS P99S RPSS
+	local r s line rps p99 errs bare_rps
+	for r in $(seq "$ROUNDS"); do
+		echo "round $r:"
+		for s in bare "${WORKLOADS[@]}"; do
+			wrkrun "$WARMUP" "$(url $s)" "$(lua "$s-w$r" "$(body $s "w$r")")" >/dev/null
+			line=$(wrkrun "$DURATION" "$(url $s)" "$(lua "$s-$r" "$(body $s "r$r")")")
+			read -r _ rps p99 errs _ <<<"$line"
+			printf '  %-18s %8s req/s   p99 %8s ms   errors %s\n' "$s" "$rps" "$p99" "$errs"
+			if [ "$s" = bare ]; then
+				bare_rps=$rps
+			fi
+			RATIOS[$s]+="$(awk -v a="$rps" -v b="$bare_rps" 'BEGIN { printf "%.3f", a / b }') "
+			P99S[$s]+="$p99 "
+			RPSS[$s]+="$rps "
+		done
+	done
+	echo
+	echo "median of $ROUNDS rounds (wrk -t1 -c$CONNS -d$DURATION after $WARMUP warm-up; $PINNED):"
+	printf '  %-18s %8s %10s %10s\n' workload "req/s" "ratio" "p99 ms"
+	for s in bare "${WORKLOADS[@]}"; do
+		# shellcheck disable=SC2086
+		printf '  %-18s %8s %10s %10s\n' "$s" "$(median ${RPSS[$s]})" "$(median ${RATIOS[$s]})" "$(median ${P99S[$s]})"
+	done
+	echo "  service peak RSS (VmHWM): $(peak_rss_mib) MiB"
+}
+
+db_size_mib() {
+	du -cb "$DB" "$DB-wal" "$DB-shm" 2>/dev/null | awk 'END { printf "%.1f", $1 / 1048576 }'
+}
+
+soak() {
+	local line start
+	echo "soak: $SOAK_USERS new users, then $SOAK_EVENTS events ($PINNED)"
+	start=$SECONDS
+	line=$(counted "$VARIANT_URL" "$(lua soak-users "$(body variant_new soak)" "$SOAK_USERS")")
+	echo "  new users: $(awk '{ printf "%d requests, %d req/s, p99 %s ms, errors %d", $5, $2, $3, $4 }' <<<"$line") in $((SECONDS - start)) s"
+	start=$SECONDS
+	line=$(counted "$EVENTS_URL" "$(lua soak-events "string.format('{\"eventId\":\"purchase\",\"userId\":\"new-soak-%d\",\"metadata\":{\"amount\":%d}}', n % $SOAK_USERS + 1, n % 100)" "$SOAK_EVENTS")")
+	echo "  events:    $(awk '{ printf "%d requests, %d req/s, p99 %s ms, errors %d", $5, $2, $3, $4 }' <<<"$line") in $((SECONDS - start)) s"
+	echo "  impressions counted: $(impressions)"
+	echo "at the end:"
+	for s in "${WORKLOADS[@]}"; do
+		line=$(wrkrun "$DURATION" "$(url $s)" "$(lua "$s-end" "$(body $s end)")")
+		printf '  %-18s %s\n' "$s" "$(awk '{ printf "%d req/s, p99 %s ms, errors %d", $2, $3, $4 }' <<<"$line")"
+	done
+	echo "  service peak RSS (VmHWM): $(peak_rss_mib) MiB"
+	echo "  database size (with WAL): $(db_size_mib) MiB"
 }
 
 setup
-echo "wrk -t$THREADS -c$CONNS -d$DURATION on $(nproc) CPUs; $USERS pre-assigned users"
-for s in "${SCENARIOS[@]}"; do
-	"scenario_$s"
-done
-
-echo
-echo "ratio to bare (throughput, p99 latency):"
-for s in "${SCENARIOS[@]}"; do
-	[ "$s" = bare ] && continue
-	awk -v n="$s" -v r="${RPS[$s]}" -v br="${RPS[bare]}" -v p="${P99[$s]}" -v bp="${P99[bare]}" \
-		'BEGIN { printf "%-18s %5.2fx req/s   %5.2fx p99\n", n, r / br, p / bp }'
-done
-if grep -q . "$TMP/service.log"; then
+echo "$(nproc) CPUs; $USERS pre-assigned users; log level ${LOG_LEVEL:-info}"
+case $MODE in
+load) load ;;
+soak) soak ;;
+*)
+	echo "load.sh: unknown mode $MODE (load or soak)" >&2
+	exit 2
+	;;
+esac
+if [ -s "$TMP/service.log" ]; then
 	echo
 	echo "service log (warnings and errors):"
 	tail -20 "$TMP/service.log"

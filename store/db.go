@@ -52,6 +52,7 @@ type DB struct {
 	converted *userCache // (campaign, user) that converted: no second try
 	audiences *audienceCache
 	batch     *batcher
+	ckpt      *checkpointer
 	closed    atomic.Bool
 
 	// Notify, when set, is called after a commit that queued webhook
@@ -70,7 +71,25 @@ type DB struct {
 
 // DSN returns the connection string for path. The pragmas sit in the DSN so
 // that every pooled connection gets them, not only the one that ran a PRAGMA.
-func DSN(path string) string {
+func DSN(path string) string { return dsn(path) }
+
+// Page cache sizes, in KiB (SQLite reads a negative cache_size as KiB).
+// The writer's cache holds the b-tree pages the hot inserts walk (the right
+// edges of the event indexes, the inner pages of users and assignments);
+// the readers serve lookups that memory usually answers first. mmap stays
+// off: mapped pages count in the process's resident memory, and reads
+// through the OS page cache cost little next to a commit.
+const (
+	writerCacheKiB = 16 << 10
+	readerCacheKiB = 4 << 10
+)
+
+// walLimit bounds the WAL file: when a reset finds it larger it is cut
+// back to this size, and a checkpoint that leaves more than this many bytes
+// in it is followed by one that waits for readers (see checkpointer).
+const walLimit = 64 << 20
+
+func dsn(path string, extra ...string) string {
 	v := url.Values{}
 	v.Add("_pragma", "busy_timeout(10000)")
 	v.Add("_pragma", "journal_mode(wal)")
@@ -78,6 +97,14 @@ func DSN(path string) string {
 	// only an OS crash or power cut can drop the last transactions.
 	v.Add("_pragma", "synchronous(normal)")
 	v.Add("_pragma", "foreign_keys(1)")
+	// Checkpoints are the checkpointer goroutine's job (see checkpointer):
+	// an automatic one runs inside the commit that crosses the threshold,
+	// and every request of that batch waits for its copying and fsyncs.
+	v.Add("_pragma", "wal_autocheckpoint(0)")
+	v.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walLimit))
+	for _, p := range extra {
+		v.Add("_pragma", p)
+	}
 	// BEGIN IMMEDIATE: a deferred transaction that reads and then writes fails
 	// with SQLITE_BUSY at once, whatever busy_timeout says.
 	v.Add("_txlock", "immediate")
@@ -96,14 +123,14 @@ func OpenNoMigrate(ctx context.Context, path string) (*DB, error) {
 }
 
 func open(ctx context.Context, path string, up bool) (*DB, error) {
-	w, err := sql.Open("sqlite", DSN(path))
+	w, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -writerCacheKiB)))
 	if err != nil {
 		return nil, err
 	}
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	r, err := sql.Open("sqlite", DSN(path))
+	r, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -readerCacheKiB)))
 	if err != nil {
 		w.Close()
 		return nil, err
@@ -115,6 +142,14 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 
 	db := &DB{write: w, read: r, path: path, Now: time.Now}
 	db.wstmts, db.rstmts = newStmtCache(w, true), newStmtCache(r, false)
+	// The group commit's multi-row inserts are prepared while the writer is
+	// free: once it is busy, a statement prepared in the background can
+	// wait long for it, and each of these is costly to parse.
+	for _, m := range []multiRow{usersInsert, eventsInsert} {
+		for _, q := range m.texts {
+			db.wstmts.prepare(q)
+		}
+	}
 	if up {
 		if err := db.Migrate(ctx, 0); err != nil {
 			db.close()
@@ -122,11 +157,18 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 		}
 	}
 	db.cache = newCampaignCache()
-	db.assigned = newUserCache(1 << 16)
-	db.known = newUserCache(1 << 14)
-	db.converted = newUserCache(1 << 14)
+	// Sized so that a million users cost a bounded few MiB: a miss costs
+	// one indexed statement in the next write batch.
+	db.assigned = newUserCache(1 << 10)
+	db.known = newUserCache(1 << 9)
+	db.converted = newUserCache(1 << 9)
 	db.audiences = newAudienceCache()
 	db.batch = newBatcher(db)
+	if db.ckpt, err = newCheckpointer(path); err != nil {
+		db.batch.close()
+		db.close()
+		return nil, err
+	}
 	db.startWatcher()
 	return db, nil
 }
@@ -190,6 +232,9 @@ func (db *DB) Close() error {
 	if db.batch != nil {
 		db.batch.close()
 	}
+	if db.ckpt != nil {
+		db.ckpt.close()
+	}
 	// A checkpoint on clean shutdown leaves a compact main file; WAL
 	// recovery would handle it anyway after a crash.
 	_, _ = db.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
@@ -216,7 +261,6 @@ type Tx struct {
 	now      time.Time
 	changed  bool // campaigns, content or audiences changed: bump the generation
 	enqueued bool // webhook deliveries were queued: wake the dispatcher
-	events   int  // events inserted, for Observer.Written
 	after    []func()
 
 	// counts are variant counter increments gathered over a group-commit
@@ -225,6 +269,13 @@ type Tx struct {
 	// running caches campaign status checks within the transaction: no
 	// operation of a batch moves a campaign, so one read serves them all.
 	running map[int64]bool
+
+	// users and events are rows written at commit, one multi-row statement
+	// per table (see rows.go).
+	users     map[userRef]struct{}
+	userOrder []userRef
+	events    []pendingEvent
+	logs      map[logKey]int // index in events of each queued logId
 }
 
 // begin starts a write transaction (BEGIN IMMEDIATE through the DSN).
@@ -241,6 +292,12 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 // snapshot older than the generation it is tagged with.
 func (tx *Tx) commit() error {
 	events, impressions := tx.written()
+	if err := tx.flushUsers(); err != nil {
+		return err
+	}
+	if err := tx.flushEvents(); err != nil {
+		return err
+	}
 	if err := tx.flushCounts(); err != nil {
 		return err
 	}

@@ -100,6 +100,11 @@ func nullable(s string) any {
 func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, res *EventResult) error {
 	res.Duplicate = false
 	if in.LogID != "" {
+		if p := tx.pendingLog(appID, in.LogID); p != nil {
+			res.EventID, res.Timestamp, res.Duplicate = p.res.EventID, p.res.Timestamp, true
+			p.dups = append(p.dups, res)
+			return nil
+		}
 		var ts int64
 		err := tx.queryRow(`SELECT id, event_id, ts FROM events WHERE app_id = ? AND log_id = ?`, appID, in.LogID).Scan(&res.ID, &res.EventID, &ts)
 		if err == nil {
@@ -118,13 +123,10 @@ func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, res *
 		}
 		meta = buf.String()
 	}
-	r, err := tx.exec(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		appID, in.EventID, nullable(in.UserID), nullable(in.SessionID), meta, nullable(in.LogID), now)
-	if err != nil {
-		return err
-	}
-	res.ID, _ = r.LastInsertId()
-	tx.events++
+	// The row is written at commit with the batch's other events, which
+	// sets res.ID (see rows.go).
+	tx.insertEventLater(pendingEvent{appID: appID, eventID: in.EventID, user: nullable(in.UserID),
+		session: nullable(in.SessionID), meta: meta, l: nullable(in.LogID), res: res})
 	res.EventID, res.Timestamp = in.EventID, NewTime(fromMS(now))
 	if in.UserID != "" {
 		if err := tx.seeUser(appID, in.UserID, nil); err != nil {

@@ -645,3 +645,40 @@ func TestEventsAnalyticsPublishedExamples(t *testing.T) {
 		})
 	}
 }
+
+// TestEventsBatchedIDs logs events from many goroutines at once, so the
+// group commit writes them with multi-row statements, and expects every
+// answer to carry the id of its own row.
+func TestEventsBatchedIDs(t *testing.T) {
+	db, app, _ := mustOpenApp(t, eventsT0)
+	ctx := context.Background()
+	const n = 300
+	results := make([]*EventResult, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i], errs[i] = db.LogEvent(ctx, app, &EventInput{EventID: "view", UserID: fmt.Sprint("u", i%7), LogID: fmt.Sprint("log-", i)})
+		}()
+	}
+	wg.Wait()
+	seen := map[int64]bool{}
+	for i, r := range results {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		var logID string
+		if err := db.read.QueryRow(`SELECT log_id FROM events WHERE id = ?`, r.ID).Scan(&logID); err != nil {
+			t.Fatalf("event %d: id %d: %v", i, r.ID, err)
+		}
+		if want := fmt.Sprint("log-", i); logID != want || seen[r.ID] {
+			t.Fatalf("event %d answered id %d, whose row has logId %q (want %q), seen before %v", i, r.ID, logID, want, seen[r.ID])
+		}
+		seen[r.ID] = true
+	}
+	if got := countRows(t, db, `SELECT count(*) FROM users WHERE app_id = ?`, app); got != 7 {
+		t.Fatalf("%d users recorded, want 7", got)
+	}
+}

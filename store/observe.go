@@ -39,7 +39,7 @@ func (tx *Tx) written() (events, impressions int) {
 	for _, d := range tx.counts {
 		impressions += int(d.impressions)
 	}
-	return tx.events, impressions
+	return len(tx.events), impressions
 }
 
 // observeWritten reports a committed transaction's events and impressions.

@@ -126,23 +126,11 @@ func (db *DB) variantFor(ctx context.Context, lc *liveCampaign, req *VariantRequ
 			return appendAssigned(dst, &lc.variants[i], false), true, nil
 		}
 	}
-	vid, err := db.findAssignment(ctx, lc.id, kind, user)
-	if err != nil {
-		return dst, false, err
-	}
-	if vid != 0 {
-		db.assigned.put(ck, vid)
-		if i := lc.variantIndex(vid); i >= 0 {
-			return appendAssigned(dst, &lc.variants[i], false), true, nil
-		}
-	}
-	// Audiences are made of user profiles: a visitor known only by a
-	// session has none, so a targeted campaign does not assign them.
-	if lc.audienceID != 0 && req.UserID == "" {
-		return appendNotAssigned(dst, lc.id, ReasonNotInAudience), false, nil
-	}
+	// Not in memory: most likely a new user. The write transaction finds
+	// out, with an insert that does nothing for a returning user, so a new
+	// user costs no separate read before the write.
 	var out assignOutcome
-	err = db.batch.do(ctx, func(tx *Tx) error { return tx.assign(lc, req, kind, user, &out) })
+	err := db.batch.do(ctx, func(tx *Tx) error { return tx.assign(lc, req, kind, user, &out) })
 	if err != nil {
 		return dst, false, err
 	}
@@ -165,16 +153,6 @@ func storedKey(kind byte, user string) string {
 	return string(kind) + ":" + user
 }
 
-func (db *DB) findAssignment(ctx context.Context, campaignID int64, kind byte, user string) (int64, error) {
-	var vid int64
-	err := db.readRow(ctx, `SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`,
-		campaignID, storedKey(kind, user)).Scan(&vid)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return vid, err
-}
-
 type assignOutcome struct {
 	running       bool
 	merged        bool // the request's attributes went into the profile
@@ -183,11 +161,31 @@ type assignOutcome struct {
 	recorded      bool
 }
 
-// assign stores a user's first assignment and its impression. It rereads
-// the campaign's status inside the write transaction, so a campaign paused
-// a moment ago assigns nobody, whatever the cache still says.
+// assign answers a user the variant memory did not know: the stored
+// assignment of a returning user, or else a first assignment and its
+// impression. It rereads the campaign's status inside the write
+// transaction, so a campaign paused a moment ago assigns nobody, whatever
+// the cache still says.
 func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user string, out *assignOutcome) error {
 	*out = assignOutcome{}
+	key := storedKey(kind, user)
+	if lc.audienceID != 0 {
+		// An assignment is sticky even when the user has left the audience
+		// since, so a targeted campaign looks for one before the audience
+		// check. Audiences are made of user profiles: a visitor known only
+		// by a session has none, so a targeted campaign does not assign them.
+		err := tx.queryRow(`SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, lc.id, key).Scan(&out.variantID)
+		if err == nil {
+			out.running = true
+			return nil
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if req.UserID == "" {
+			out.running, out.notInAudience = true, true
+			return nil
+		}
+	}
 	if req.UserID != "" {
 		var attrs map[string]any
 		if !req.merged {
@@ -206,6 +204,11 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 	// The audience is checked after the user was recorded and their
 	// attributes merged, in the same transaction as the assignment.
 	if lc.audienceID != 0 {
+		// The audience reads the profile: sightings waiting for the commit
+		// go in first.
+		if err := tx.flushUsers(); err != nil {
+			return err
+		}
 		in, err := tx.userInAudience(lc.appID, lc.audienceID, req.UserID)
 		if err != nil {
 			return err
@@ -225,16 +228,16 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 	} else if idx = assign.Pick(assign.Bucket(lc.id, user), lc.weights); idx < 0 {
 		idx = 0
 	}
-	key := storedKey(kind, user)
 	vid := lc.variants[idx].id
-	res, err := tx.exec(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (campaign_id, user_key) DO NOTHING`, lc.id, key, vid, now)
-	if err != nil {
-		return err
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		// A concurrent first request won; answer what it stored.
+	// RETURNING yields a row only when the insert happened.
+	err := tx.queryRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id`, lc.id, key, vid, now).Scan(&vid)
+	if errors.Is(err, sql.ErrNoRows) {
+		// A returning user, or a concurrent first request won: answer
+		// what is stored.
 		return tx.queryRow(`SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, lc.id, key).Scan(&out.variantID)
+	} else if err != nil {
+		return err
 	}
 	if lc.roundRobin {
 		if _, err := tx.exec(`UPDATE campaigns SET rr_next = rr_next + 1 WHERE id = ?`, lc.id); err != nil {
@@ -291,7 +294,14 @@ func (tx *Tx) seeUser(appID int64, userID string, attrs map[string]any) error {
 			return nil
 		}
 	}
-	if err := tx.touchUser(appID, userID, attrs); err != nil {
+	if len(attrs) == 0 {
+		fe := FieldErrors{}
+		checkUserID(fe, "userId", userID)
+		if err := fe.Err(); err != nil {
+			return err
+		}
+		tx.touchUserLater(appID, userID)
+	} else if err := tx.touchUser(appID, userID, attrs); err != nil {
 		return err
 	}
 	tx.after = append(tx.after, func() { tx.db.known.put(k, now) })

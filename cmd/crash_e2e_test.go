@@ -1,0 +1,123 @@
+package cmd_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestCrashUnderLoadKeepsAcknowledgedWrites kills the server with SIGKILL
+// while many clients write new users' first variant requests and events
+// through the group commit, restarts it on the same file, and expects every
+// write that was answered before the kill: the same variant with no second
+// impression, and each event found again by its logId.
+func TestCrashUnderLoadKeepsAcknowledgedWrites(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "crash.db")
+	app := e2eCLI(t, "apps", "create", "--db", db, "--name", "crash", "--plan", "enterprise", "--rate-limit", "100000000")
+	appID := fmt.Sprint(e2eNum(app, "id"))
+	admin, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", appID, "--role", "admin")["key"].(string)
+	client, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", appID, "--role", "client")["key"].(string)
+
+	s := e2eServe(t, "--db", db)
+	var variants []any
+	for _, name := range []string{"Control", "Treatment"} {
+		cv := s.call(t, http.StatusCreated, "POST", "/apps/"+appID+"/content", admin, map[string]any{
+			"name": name, "status": "published", "items": []any{map[string]any{"type": "text", "content": name}}})
+		variants = append(variants, map[string]any{"contentViewId": e2eNum(cv, "id")})
+	}
+	c := s.call(t, http.StatusCreated, "POST", "/apps/"+appID+"/campaigns", admin, map[string]any{
+		"name": "Crash", "status": "active", "goalEventId": "purchase",
+		"endDate": time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339), "variants": variants})
+	campaignID := e2eNum(c, "id")
+	variantPath := fmt.Sprintf("/apps-external/%s/campaigns/%d/variant", appID, campaignID)
+	eventsPath := "/apps/" + appID + "/events"
+
+	// Acknowledged writes: user -> variant, logId -> event id.
+	var mu sync.Mutex
+	assigned := map[string]int64{}
+	logged := map[string]int64{}
+	var acked atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	client5 := &http.Client{Timeout: 5 * time.Second}
+	post := func(base, path string, body any) (map[string]any, bool) {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", base+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+client)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client5.Do(req)
+		if err != nil {
+			return nil, false // killed in flight: not acknowledged
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		var m map[string]any
+		if err != nil || resp.StatusCode >= 300 || json.Unmarshal(raw, &m) != nil {
+			return nil, false
+		}
+		return m, true
+	}
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				user := fmt.Sprintf("crash-%d-%d", w, i)
+				a, ok := post(s.base, variantPath, map[string]any{"userId": user})
+				if !ok {
+					continue
+				}
+				logID := "log-" + user
+				ev, ok := post(s.base, eventsPath, map[string]any{"eventId": "purchase", "userId": user, "logId": logID})
+				mu.Lock()
+				assigned[user] = e2eNum(a, "variantId")
+				if ok {
+					logged[logID] = e2eNum(ev, "id")
+				}
+				mu.Unlock()
+				acked.Add(1)
+			}
+		}()
+	}
+	e2eWait(t, 60*time.Second, "300 acknowledged users", func() bool { return acked.Load() >= 300 })
+	s.kill() // the clients are still writing
+	close(stop)
+	wg.Wait()
+
+	s = e2eServe(t, "--db", db)
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d users and %d events acknowledged before the kill", len(assigned), len(logged))
+	for user, want := range assigned {
+		a := s.call(t, http.StatusOK, "POST", variantPath, client, map[string]any{"userId": user})
+		if got := e2eNum(a, "variantId"); got != want || a["impressionRecorded"] != false {
+			t.Fatalf("%s after the crash: variant %d recorded %v, want %d recorded false", user, got, a["impressionRecorded"], want)
+		}
+	}
+	for logID, want := range logged {
+		user := logID[len("log-"):]
+		ev := s.call(t, http.StatusCreated, "POST", eventsPath, client, map[string]any{"eventId": "purchase", "userId": user, "logId": logID})
+		if got := e2eNum(ev, "id"); got != want || ev["duplicate"] != true {
+			t.Fatalf("event %s after the crash: id %d duplicate %v, want id %d duplicate true", logID, got, ev["duplicate"], want)
+		}
+	}
+	an := s.call(t, http.StatusOK, "GET", fmt.Sprintf("/campaigns/%d/analytics", campaignID), admin, nil)
+	if got := e2eNum(an, "totalImpressions"); got < int64(len(assigned)) {
+		t.Fatalf("totalImpressions=%d after the crash, want at least the %d acknowledged", got, len(assigned))
+	}
+	if got := e2eNum(an, "totalConversions"); got < int64(len(logged)) {
+		t.Fatalf("totalConversions=%d after the crash, want at least the %d acknowledged", got, len(logged))
+	}
+}

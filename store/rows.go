@@ -1,0 +1,161 @@
+package store
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Rows that the operations of one group commit add to the same table are
+// written at commit by one multi-row statement per table, not by one
+// statement per operation: a batch of sixty new users or events then costs
+// SQLite's per-statement work (and the driver's) a handful of times instead
+// of sixty. Only writes that nothing in the batch reads back are deferred:
+// a user sighting without attributes (flushed before any audience check,
+// which reads profiles) and an event row.
+
+// multiRow is an INSERT whose VALUES list comes in power-of-two lengths up
+// to maxRowsPerStmt, so the writer keeps few distinct statements prepared.
+type multiRow struct {
+	texts map[int]string
+}
+
+const maxRowsPerStmt = 64
+
+func newMultiRow(prefix, row, suffix string) multiRow {
+	m := multiRow{texts: map[int]string{}}
+	for n := 1; n <= maxRowsPerStmt; n *= 2 {
+		m.texts[n] = prefix + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + suffix
+	}
+	return m
+}
+
+// chunks calls fn with consecutive runs of rows [i, i+n), n a power of two.
+func (m multiRow) chunks(rows int, fn func(i, n int, q string) error) error {
+	for i := 0; i < rows; {
+		n := maxRowsPerStmt
+		for n > rows-i {
+			n /= 2
+		}
+		if err := fn(i, n, m.texts[n]); err != nil {
+			return err
+		}
+		i += n
+	}
+	return nil
+}
+
+var (
+	usersInsert = newMultiRow(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES `, `(?, ?, '{}', ?, ?)`,
+		fmt.Sprintf(` ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
+		WHERE users.last_seen <= excluded.last_seen - %d`, lastSeenResolution))
+	eventsInsert = newMultiRow(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
+		`(?, ?, ?, ?, ?, ?, ?)`, ``)
+)
+
+type userRef struct {
+	appID  int64
+	userID string
+}
+
+type pendingEvent struct {
+	appID                  int64
+	eventID                string
+	user, session, meta, l any
+	res                    *EventResult
+	// dups are the answers of later events of the same transaction with
+	// this event's logId: they get its id once the row is written.
+	dups []*EventResult
+}
+
+// logKey names an event by its idempotency key.
+type logKey struct {
+	appID int64
+	logID string
+}
+
+// pendingLog returns the event queued in this transaction with the logId,
+// or nil: a logId repeated before the commit must not insert a second row.
+func (tx *Tx) pendingLog(appID int64, logID string) *pendingEvent {
+	if i, ok := tx.logs[logKey{appID, logID}]; ok {
+		return &tx.events[i]
+	}
+	return nil
+}
+
+// touchUserLater records a sighting without attributes for the commit: the
+// user is inserted if unknown, and last_seen moves forward at most once a
+// minute (see touchUser).
+func (tx *Tx) touchUserLater(appID int64, userID string) {
+	if tx.users == nil {
+		tx.users = map[userRef]struct{}{}
+	}
+	k := userRef{appID, userID}
+	if _, ok := tx.users[k]; !ok {
+		tx.users[k] = struct{}{}
+		tx.userOrder = append(tx.userOrder, k)
+	}
+}
+
+func (tx *Tx) flushUsers() error {
+	if len(tx.userOrder) == 0 {
+		return nil
+	}
+	now := ms(tx.now)
+	err := usersInsert.chunks(len(tx.userOrder), func(i, n int, q string) error {
+		args := make([]any, 0, 4*n)
+		for _, u := range tx.userOrder[i : i+n] {
+			args = append(args, u.appID, u.userID, now, now)
+		}
+		_, err := tx.exec(q, args...)
+		return err
+	})
+	clear(tx.users)
+	tx.userOrder = tx.userOrder[:0]
+	return err
+}
+
+// insertEventLater queues an event row for the commit, which fills res.ID.
+func (tx *Tx) insertEventLater(e pendingEvent) {
+	if l, ok := e.l.(string); ok {
+		if tx.logs == nil {
+			tx.logs = map[logKey]int{}
+		}
+		tx.logs[logKey{e.appID, l}] = len(tx.events)
+	}
+	tx.events = append(tx.events, e)
+}
+
+func (tx *Tx) flushEvents() error {
+	if len(tx.events) == 0 {
+		return nil
+	}
+	now := ms(tx.now)
+	err := eventsInsert.chunks(len(tx.events), func(i, n int, q string) error {
+		chunk := tx.events[i : i+n]
+		args := make([]any, 0, 7*n)
+		for _, e := range chunk {
+			args = append(args, e.appID, e.eventID, e.user, e.session, e.meta, e.l, now)
+		}
+		r, err := tx.exec(q, args...)
+		if err != nil {
+			return err
+		}
+		// One statement on the only writer numbers its rows consecutively
+		// in VALUES order (AUTOINCREMENT never reuses an id), ending at the
+		// last insert id.
+		last, err := r.LastInsertId()
+		if err != nil {
+			return err
+		}
+		for j, e := range chunk {
+			e.res.ID = last - int64(n-1-j)
+			for _, d := range e.dups {
+				d.ID = e.res.ID
+			}
+		}
+		return nil
+	})
+	tx.events = tx.events[:0]
+	clear(tx.logs)
+	return err
+}
