@@ -63,15 +63,16 @@ var funcs = template.FuncMap{
 			Tab      string
 		}{v.Base(), c, tab}
 	},
-	"pct":       pct,
-	"signedPct": signedPct,
-	"pval":      pval,
-	"conf":      confidence,
-	"pexpr":     pExpr,
-	"exact":     exact,
-	"thousands": thousands,
-	"fieldsOf":  strings.Fields,
-	"contains":  func(list []string, s string) bool { return contains(list, s) },
+	"engineLabel": engineLabel,
+	"pct":         pct,
+	"signedPct":   signedPct,
+	"pval":        pval,
+	"conf":        confidence,
+	"pexpr":       pExpr,
+	"exact":       exact,
+	"thousands":   thousands,
+	"fieldsOf":    strings.Fields,
+	"contains":    func(list []string, s string) bool { return contains(list, s) },
 	"json": func(v any) string {
 		b, _ := json.MarshalIndent(v, "", "  ")
 		return string(b)
