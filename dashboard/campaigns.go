@@ -509,7 +509,8 @@ func (d *Dashboard) handleCampaignList(w http.ResponseWriter, r *req) {
 }
 
 // oneLineResult sums up a campaign's analytics for the list: the leading
-// variant, its uplift against the control and the campaign's confidence.
+// variant, its uplift against the control and the campaign's confidence
+// (under the Bayesian engine, the leader's chance to beat the control).
 func oneLineResult(a *store.Analytics) string {
 	if a.TotalImpressions == 0 {
 		return "No impressions yet"
@@ -536,6 +537,14 @@ func oneLineResult(a *store.Analytics) string {
 		s += fmt.Sprintf(", %+.1f%% uplift", *v.Uplift)
 	} else if v.IsControl {
 		s += " (control)"
+	}
+	if a.StatsEngine == string(stats.EngineBayesian) {
+		// The Bayesian engine speaks of chances, not confidence; the
+		// control has no chance of its own against itself.
+		if v.Bayesian != nil {
+			s += ", " + prob(v.Bayesian.ChanceToBeatControl) + " chance to beat control"
+		}
+		return s
 	}
 	if c := a.ConfidenceLevel; c != nil && *c > 99.9 {
 		s += ", > 99.9% confidence"

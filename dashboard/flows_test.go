@@ -250,7 +250,7 @@ func TestContentEditor(t *testing.T) {
 }
 
 func htmlUnescape(s string) string {
-	return strings.NewReplacer("&#34;", `"`, "&quot;", `"`, "&amp;", "&", "&lt;", "<", "&gt;", ">", "&#39;", "'").Replace(s)
+	return strings.NewReplacer("&#34;", `"`, "&quot;", `"`, "&amp;", "&", "&lt;", "<", "&gt;", ">", "&#39;", "'", "&#43;", "+").Replace(s)
 }
 
 func TestContentListFiltersAndPages(t *testing.T) {

@@ -64,6 +64,11 @@ var funcs = template.FuncMap{
 		}{v.Base(), c, tab}
 	},
 	"engineLabel": engineLabel,
+	"chance":      chance,
+	"prob":        prob,
+	"points":      points,
+	"signedPts":   signedPts,
+	"ptr":         func(f float64) *float64 { return &f },
 	"pct":         pct,
 	"signedPct":   signedPct,
 	"pval":        pval,
