@@ -3,6 +3,9 @@ package cmd_test
 import (
 	"bufio"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -119,10 +122,12 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	var mu sync.Mutex
 	var received []string
+	var standard []stdDelivery
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		received = append(received, r.Header.Get("X-Service-Signature")+" "+string(b))
+		standard = append(standard, stdDelivery{r.Header.Get("webhook-id"), r.Header.Get("webhook-timestamp"), r.Header.Get("webhook-signature"), b})
 		mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	}))
@@ -306,7 +311,64 @@ func TestDashboardInBrowser(t *testing.T) {
 		t.Fatalf("response code in the log=%q", code)
 	}
 
+	// Rotate the secret with a grace period of an hour: the new secret is
+	// shown once, and the next delivery is signed with both.
+	step("webhook-rotated",
+		chromedp.SetValue(css(`form[action$="/rotate-secret"] select[name=gracePeriod]`), "1h"),
+		chromedp.Click(css(`form[action$="/rotate-secret"] button`)),
+		chromedp.WaitVisible(css(`#hook-secret`)),
+		chromedp.Click(css(`[data-copy=hook-secret]`)),
+	)
+	rotated := read(chromedp.Value(css(`#hook-secret`)))
+	if len(rotated) != 64 || rotated == secret {
+		t.Fatalf("rotated secret=%q", rotated)
+	}
+	if got := read(chromedp.Text(css(`#previous-expires`))); !strings.Contains(got, "still signs beside the new one until") {
+		t.Fatalf("previous secret: %q", got)
+	}
+	mu.Lock()
+	seen := len(standard)
+	mu.Unlock()
+	step("webhook-test-after-rotation",
+		chromedp.Click(css(`form[action$="/test"] button`)),
+		chromedp.WaitNotPresent(css(`#hook-secret`)), // the page after the redirect
+		chromedp.WaitVisible(css(`.deliveries td.mono`)),
+	)
+	var d stdDelivery
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		mu.Lock()
+		if len(standard) > seen {
+			d = standard[seen]
+		}
+		mu.Unlock()
+		if d.id != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the receiver got no test event after the rotation within 15s")
+		}
+	}
+	sigs := strings.Fields(d.signature)
+	if len(sigs) != 2 || sigs[0] != d.sign(rotated) || sigs[1] != d.sign(secret) {
+		t.Fatalf("webhook-signature during the grace period=%q, want the new secret's then the old one's", d.signature)
+	}
+
 	campaignFlowInBrowser(t, base, appPath, key, step, read)
+}
+
+// stdDelivery is what a Standard Webhooks receiver checks.
+type stdDelivery struct {
+	id, timestamp, signature string
+	body                     []byte
+}
+
+// sign is the Standard Webhooks v1 signature of the delivery with secret
+// as a raw key.
+func (d stdDelivery) sign(secret string) string {
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(d.id + "." + d.timestamp + "."))
+	mac.Write(d.body)
+	return "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // campaignFlowInBrowser goes on where the first flow ended: a campaign
@@ -351,6 +413,7 @@ func campaignFlowInBrowser(t *testing.T, base, appPath, key string, step func(st
 		chromedp.SendKeys(css(`form.campaign-form input[name=name]`), "Checkout test"),
 		chromedp.SetValue(css(`input[name=endDate]`), time.Now().Add(30*24*time.Hour).UTC().Format("2006-01-02T15:04")),
 		chromedp.SendKeys(css(`input[name=goalEventId]`), "purchase"),
+		chromedp.SetValue(css(`select[name=statsEngine]`), "bayesian"),
 	)
 	block := read(chromedp.Value(css(`select[name="variants[0].contentViewId"] option:nth-child(2)`)))
 	step("campaign-created",
@@ -410,8 +473,15 @@ func campaignFlowInBrowser(t *testing.T, base, appPath, key string, step func(st
 	if !strings.Contains(summary, "200 impressions") || !strings.Contains(summary, "40 conversions") {
 		t.Fatalf("results summary=%q", summary)
 	}
-	if verdict := read(chromedp.Text(css(`#verdict`))); !strings.Contains(verdict, "wins.") && !strings.Contains(verdict, "No winner yet") {
+	// The Bayesian engine decides, and the banner says so in its terms.
+	if verdict := read(chromedp.Text(css(`#verdict`))); !strings.Contains(verdict, "chance to beat") {
 		t.Fatalf("verdict=%q", verdict)
+	}
+	if engine := read(chromedp.Evaluate[string](`document.querySelector("#engine").dataset.value`)); engine != "bayesian" {
+		t.Fatalf("deciding engine=%q", engine)
+	}
+	if n := count(`#compare tbody tr`); n != 1 {
+		t.Fatalf("%d rows of sequential and Bayesian figures, want 1", n)
 	}
 	if n := count(`svg.chart`); n != 3 {
 		t.Fatalf("%d charts on the results page", n)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"service/stats"
 	"service/store"
 )
 
@@ -33,6 +34,7 @@ type campaignForm struct {
 	Goal              string
 	Audience          string
 	Assignment        string
+	Engine            string
 	Control           int
 	Variants          []variantRow
 	endUnchanged      string // the stored endDate, to send it only when changed
@@ -60,7 +62,7 @@ func localDate(t *store.Time, tz string) string {
 }
 
 func formFromCampaign(c *store.Campaign) campaignForm {
-	f := campaignForm{Name: c.Name, Description: c.Description, Timezone: c.Timezone, Assignment: c.AssignmentType,
+	f := campaignForm{Name: c.Name, Description: c.Description, Timezone: c.Timezone, Assignment: c.AssignmentType, Engine: c.StatsEngine,
 		Start: localDate(c.StartDate, c.Timezone), End: localDate(c.EndDate, c.Timezone)}
 	f.endUnchanged = f.End
 	if c.GoalEventID != nil {
@@ -83,7 +85,7 @@ func readCampaignForm(r *req) campaignForm {
 	p := r.PostForm
 	f := campaignForm{Name: p.Get("name"), Description: p.Get("description"), Start: strings.TrimSpace(p.Get("startDate")),
 		End: strings.TrimSpace(p.Get("endDate")), Timezone: strings.TrimSpace(p.Get("timezone")), Goal: strings.TrimSpace(p.Get("goalEventId")),
-		Audience: p.Get("audienceId"), Assignment: p.Get("assignmentType")}
+		Audience: p.Get("audienceId"), Assignment: p.Get("assignmentType"), Engine: p.Get("statsEngine")}
 	f.Control, _ = strconv.Atoi(p.Get("control"))
 	for i := 0; i < store.MaxVariants; i++ {
 		vp := fmt.Sprintf("variants[%d]", i)
@@ -102,7 +104,7 @@ func editable(status string) map[string]bool {
 	switch status {
 	case "", store.CampaignDraft:
 		return map[string]bool{"name": true, "description": true, "startDate": true, "endDate": true, "timezone": true,
-			"goalEventId": true, "audienceId": true, "assignmentType": true, "variants": true}
+			"goalEventId": true, "audienceId": true, "assignmentType": true, "statsEngine": true, "variants": true}
 	case store.CampaignActive, store.CampaignPaused:
 		return map[string]bool{"name": true, "description": true, "endDate": true}
 	}
@@ -156,6 +158,11 @@ func (f *campaignForm) input(status string, errs map[string]string) store.Campai
 	if can["assignmentType"] {
 		a := f.Assignment
 		in.AssignmentType = &a
+	}
+	// An engine left empty is not sent, so the store's default applies.
+	if can["statsEngine"] && f.Engine != "" {
+		e := f.Engine
+		in.StatsEngine = &e
 	}
 	if can["variants"] {
 		vs := make([]store.VariantInput, len(f.Variants))
@@ -237,7 +244,32 @@ type campaignEditData struct {
 	Audiences   []*store.Audience
 	Zones       []string
 	Assignments []string
+	Engines     []engineChoice
 	Dirty       bool
+}
+
+// engineChoice is one statistics engine the editor offers, with the line
+// that tells a marketer what choosing it means.
+type engineChoice struct{ Value, Label, Explain string }
+
+// engines are the statistics engines, the store's default first.
+var engines = []engineChoice{
+	{string(stats.EngineFrequentist), "Frequentist (fixed horizon)",
+		"Decide once, at the planned end: stopping early at the first good-looking day makes false winners likely."},
+	{string(stats.EngineSequential), "Sequential (always valid)",
+		"Safe to check daily: stop as soon as it calls a winner, the 5% error rate still holds."},
+	{string(stats.EngineBayesian), "Bayesian (chance to beat control)",
+		"Calls a winner once a variant has a 95% chance to beat the control (or to lose to it), with the risk of picking it."},
+}
+
+// engineLabel is an engine's name as the pages show it.
+func engineLabel(e string) string {
+	for _, c := range engines {
+		if c.Value == e {
+			return c.Label
+		}
+	}
+	return e
 }
 
 // Status is the campaign's status, "" while creating.
@@ -256,7 +288,7 @@ func (d *Dashboard) campaignView(r *req, c *store.Campaign, f campaignForm) (*vi
 	}
 	v := d.page(r, "campaigns", title)
 	data := &campaignEditData{Campaign: c, F: f, Can: editable(status), Moves: movesFrom(status), Zones: commonZones,
-		Assignments: []string{store.AssignWeighted, store.AssignRoundRobin}}
+		Assignments: []string{store.AssignWeighted, store.AssignRoundRobin}, Engines: engines}
 	// The pickers offer every block that is not archived and every active
 	// audience: what the store accepts.
 	for page := 1; page <= 10; page++ {
@@ -291,7 +323,7 @@ func (d *Dashboard) appCampaign(r *req) (*store.Campaign, error) {
 }
 
 func (d *Dashboard) handleCampaignNew(w http.ResponseWriter, r *req) {
-	f := campaignForm{Timezone: "UTC", Assignment: store.AssignWeighted, Variants: []variantRow{
+	f := campaignForm{Timezone: "UTC", Assignment: store.AssignWeighted, Engine: string(stats.EngineFrequentist), Variants: []variantRow{
 		{Index: 0, Name: "Control", Weight: "50"}, {Index: 1, Name: "Variant B", Weight: "50"}}}
 	v, err := d.campaignView(r, nil, f)
 	if err != nil {
@@ -336,7 +368,7 @@ func (d *Dashboard) saveCampaign(w http.ResponseWriter, r *req, c *store.Campaig
 		if !editable(status)["variants"] {
 			// Fields the state locks are shown as stored, whatever came in.
 			f.Variants, f.Control, f.Goal, f.Audience = stored.Variants, stored.Control, stored.Goal, stored.Audience
-			f.Assignment, f.Timezone, f.Start = stored.Assignment, stored.Timezone, stored.Start
+			f.Assignment, f.Timezone, f.Start, f.Engine = stored.Assignment, stored.Timezone, stored.Start, stored.Engine
 		}
 	}
 	action := r.PostFormValue("action")
@@ -477,7 +509,8 @@ func (d *Dashboard) handleCampaignList(w http.ResponseWriter, r *req) {
 }
 
 // oneLineResult sums up a campaign's analytics for the list: the leading
-// variant, its uplift against the control and the campaign's confidence.
+// variant, its uplift against the control and the campaign's confidence
+// (under the Bayesian engine, the leader's chance to beat the control).
 func oneLineResult(a *store.Analytics) string {
 	if a.TotalImpressions == 0 {
 		return "No impressions yet"
@@ -504,6 +537,14 @@ func oneLineResult(a *store.Analytics) string {
 		s += fmt.Sprintf(", %+.1f%% uplift", *v.Uplift)
 	} else if v.IsControl {
 		s += " (control)"
+	}
+	if a.StatsEngine == string(stats.EngineBayesian) {
+		// The Bayesian engine speaks of chances, not confidence; the
+		// control has no chance of its own against itself.
+		if v.Bayesian != nil {
+			s += ", " + prob(v.Bayesian.ChanceToBeatControl) + " chance to beat control"
+		}
+		return s
 	}
 	if c := a.ConfidenceLevel; c != nil && *c > 99.9 {
 		s += ", > 99.9% confidence"

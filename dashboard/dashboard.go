@@ -165,6 +165,7 @@ func (d *Dashboard) routes() *http.ServeMux {
 	m.Handle("POST /apps/{app}/webhooks/{id}", d.inApp(d.handleWebhookSave))
 	m.Handle("POST /apps/{app}/webhooks/{id}/test", d.inApp(d.handleWebhookTest))
 	m.Handle("POST /apps/{app}/webhooks/{id}/enable", d.inApp(d.handleWebhookEnable))
+	m.Handle("POST /apps/{app}/webhooks/{id}/rotate-secret", d.inApp(d.handleWebhookRotate))
 	m.Handle("GET /apps/{app}/webhooks/{id}/delete", d.inApp(d.handleWebhookDeleteConfirm))
 	m.Handle("POST /apps/{app}/webhooks/{id}/delete", d.inApp(d.handleWebhookDelete))
 	m.Handle("POST /apps/{app}/webhooks/{id}/deliveries/{delivery}/redeliver", d.inApp(d.handleRedeliver))

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"service/store"
 )
@@ -250,7 +251,7 @@ func TestContentEditor(t *testing.T) {
 }
 
 func htmlUnescape(s string) string {
-	return strings.NewReplacer("&#34;", `"`, "&quot;", `"`, "&amp;", "&", "&lt;", "<", "&gt;", ">", "&#39;", "'").Replace(s)
+	return strings.NewReplacer("&#34;", `"`, "&quot;", `"`, "&amp;", "&", "&lt;", "<", "&gt;", ">", "&#39;", "'", "&#43;", "+").Replace(s)
 }
 
 func TestContentListFiltersAndPages(t *testing.T) {
@@ -334,10 +335,50 @@ func TestWebhookPages(t *testing.T) {
 		if got.URL != "https://hooks.example/v2" || got.MaxRetries != 5 || len(got.Headers) != 0 || got.Events[0] != "*" {
 			t.Fatalf("after edit: %+v", got)
 		}
-		p = b.post(hp, url.Values{"url": {"https://hooks.example/v2"}, "events": {"*"}, "rotateSecret": {"1"}})
-		wantStatus(t, p, http.StatusOK) // rendered in place, not redirected: the secret is in this answer only
-		if m := regexp.MustCompile(`value="(whsec_[0-9a-f]+)"`).FindStringSubmatch(p.body); m == nil || m[1] == secret[1] {
-			t.Fatal("no new secret shown")
+	})
+	t.Run("RotateSecret", func(t *testing.T) {
+		p := b.get(hp)
+		wantContains(t, p, `id="rotated-at">never`, `id="previous-expires">none`, `<option value="24h" selected>24 hours</option>`,
+			`<option value="0">`, `<option value="1h">`, `<option value="168h">`, "webhook-signature", "raw",
+			"docs/api.md#verifying-the-standard-webhooks-signature")
+		newSecret := regexp.MustCompile(`id="hook-secret" class="mono" readonly value="([0-9a-f]{64})"`)
+		for _, tc := range []struct {
+			grace string
+			want  time.Duration
+			shown string
+		}{
+			{"1h", time.Hour, "still signs beside the new one until"},
+			{"", 24 * time.Hour, "still signs beside the new one until"}, // the store's default
+			{"168h", 7 * 24 * time.Hour, "still signs beside the new one until"},
+			{"0", 0, "stopped signing at"},
+		} {
+			p := b.post(hp+"/rotate-secret", url.Values{"gracePeriod": {tc.grace}})
+			wantStatus(t, p, http.StatusOK) // rendered in place, not redirected: the secret is in this answer only
+			m := newSecret.FindStringSubmatch(p.body)
+			if m == nil || m[1] == secret[1] {
+				t.Fatalf("grace %q: no new secret shown:\n%s", tc.grace, p.body)
+			}
+			got, _ := e.db.FindWebhookByID(e.ctx, app.ID, h.ID)
+			if got.SecretRotatedAt == nil || got.PreviousSecretExpiresAt == nil ||
+				got.PreviousSecretExpiresAt.Sub(got.SecretRotatedAt.Time) != tc.want {
+				t.Fatalf("grace %q: rotated=%v previous expires=%v", tc.grace, got.SecretRotatedAt, got.PreviousSecretExpiresAt)
+			}
+			when := got.PreviousSecretExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC")
+			wantContains(t, p, "Secret rotated.", tc.shown+" "+when, `id="rotated-at">`+got.SecretRotatedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+			if again := b.get(hp); strings.Contains(again.body, m[1]) {
+				t.Fatal("the rotated secret is shown again")
+			}
+		}
+		// A grace the store refuses is shown beside the choice, and
+		// nothing rotates.
+		before, _ := e.db.FindWebhookByID(e.ctx, app.ID, h.ID)
+		p = b.post(hp+"/rotate-secret", url.Values{"gracePeriod": {"forever"}})
+		wantStatus(t, p, http.StatusUnprocessableEntity)
+		if !errBeside(p.body, "gracePeriod", "must be a number of seconds or a duration") || newSecret.MatchString(p.body) {
+			t.Fatalf("refused grace:\n%s", p.body)
+		}
+		if after, _ := e.db.FindWebhookByID(e.ctx, app.ID, h.ID); !after.SecretRotatedAt.Equal(before.SecretRotatedAt.Time) {
+			t.Fatal("a refused rotation rotated")
 		}
 	})
 	t.Run("ReEnable", func(t *testing.T) {

@@ -74,6 +74,7 @@ func routes(app int64, content int64, hook int64, key int64, delivery int64) []r
 		{"POST", h},
 		{"POST", h + "/test"},
 		{"POST", h + "/enable"},
+		{"POST", h + "/rotate-secret"},
 		{"GET", h + "/delete"},
 		{"POST", h + "/delete"},
 		{"POST", fmt.Sprintf("%s/deliveries/%d/redeliver", h, delivery)},
@@ -125,7 +126,7 @@ func TestEveryFormNeedsCSRF(t *testing.T) {
 	hooks, _, _ := e.db.FindWebhooks(e.ctx, w.a.ID, store.ListOptions{Limit: 10, Page: 1})
 	keys, _ := e.db.FindKeys(e.ctx, w.a.ID)
 	c, _ := e.db.FindContentByID(e.ctx, w.a.ID, w.contentA.ID)
-	if len(apps) != 2 || len(hooks) != 1 || len(keys) != 1 || keys[0].RevokedAt != nil || c.Status != "draft" {
+	if len(apps) != 2 || len(hooks) != 1 || len(keys) != 1 || keys[0].RevokedAt != nil || c.Status != "draft" || hooks[0].SecretRotatedAt != nil {
 		t.Fatalf("a refused form changed something: apps=%d hooks=%d keys=%+v content=%s", len(apps), len(hooks), keys, c.Status)
 	}
 	// Still signed in: the refused sign-out did nothing.
@@ -172,8 +173,8 @@ func TestAnotherAppsIDIs404(t *testing.T) {
 	if c, _ := e.db.FindContentByID(e.ctx, w.b.ID, w.contentB.ID); c.Status != "draft" || c.Name != "b block" {
 		t.Fatalf("B's content changed through A: %+v", c)
 	}
-	if _, err := e.db.FindWebhookByID(e.ctx, w.b.ID, w.hookB.ID); err != nil {
-		t.Fatal("B's webhook deleted through A")
+	if h, err := e.db.FindWebhookByID(e.ctx, w.b.ID, w.hookB.ID); err != nil || h.SecretRotatedAt != nil {
+		t.Fatalf("B's webhook deleted or rotated through A: %v", err)
 	}
 }
 
@@ -239,6 +240,13 @@ func TestEveryPageEscapes(t *testing.T) {
 	wantStatus(t, p, http.StatusUnprocessableEntity)
 	if strings.Contains(p.body, "<script>alert") || strings.Count(p.body, "</textarea>") != strings.Count(p.body, "<textarea") {
 		t.Fatal("re-rendered editor shows hostile markup")
+	}
+	// So does the webhook page after a rotation, refused or not.
+	for _, grace := range []string{hostile, "1h"} {
+		p := b.post(fmt.Sprintf("%s/webhooks/%d/rotate-secret", base, hook.ID), url.Values{"gracePeriod": {grace}})
+		if strings.Contains(p.body, "<script>alert") || strings.Contains(p.body, "<b>") || !strings.Contains(p.body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+			t.Fatalf("rotation (grace %q): status=%d, hostile markup not escaped", grace, p.status)
+		}
 	}
 	// The CSV defuses formulas and quotes the rest.
 	csv := b.get(fmt.Sprintf("%s/content/%d/submissions.csv", base, c.ID))

@@ -386,7 +386,8 @@ func TestResultsPageMatchesAnalytics(t *testing.T) {
 	if a.TotalImpressions != 400 || a.WinningVariantID == nil {
 		t.Fatalf("analytics=%+v (split %v)", a, got)
 	}
-	rows := strings.Split(p.body, "<tr data-variant=")[1:]
+	wantContains(t, p, `id="engine" data-value="frequentist"`, `Fixed-horizon test <span class="badge s-active">decides</span>`)
+	rows := strings.Split(between(p.body, `id="results"`, "</table>"), "<tr data-variant=")[1:]
 	if len(rows) != len(a.Variants) {
 		t.Fatalf("%d rows for %d variants", len(rows), len(a.Variants))
 	}
@@ -422,6 +423,42 @@ func TestResultsPageMatchesAnalytics(t *testing.T) {
 		}
 		wantContains(t, page{body: row}, fmt.Sprintf("%.2f%%", v.ConversionRate))
 	}
+	// The sequential and Bayesian figures, one row per treatment.
+	compare := strings.Split(between(p.body, `id="compare"`, "</table>"), "<tr data-compare=")[1:]
+	if len(compare) != len(a.Variants)-1 {
+		t.Fatalf("%d comparison rows for %d variants", len(compare), len(a.Variants))
+	}
+	for i, v := range a.Variants[1:] {
+		row := compare[i]
+		if !strings.HasPrefix(row, fmt.Sprintf(`"%d"`, v.VariantID)) || v.Sequential == nil || v.Bayesian == nil {
+			t.Fatalf("comparison row %d is not variant %d, or the API has no figures: %+v", i, v.VariantID, v)
+		}
+		shown := map[string]string{}
+		for _, m := range dataValueRe.FindAllStringSubmatch(row, -1) {
+			shown[m[1]] = m[2]
+		}
+		sq, by := v.Sequential, v.Bayesian
+		want := map[string]string{
+			"seqPValue": g(sq.PValue), "seqUplift": g(*sq.Uplift), "seqDifference": g(sq.Difference),
+			"seqUpliftCS": g(sq.UpliftConfidenceSequence.Lower) + "," + g(sq.UpliftConfidenceSequence.Upper),
+			"seqCS":       g(sq.ConfidenceSequence.Lower) + "," + g(sq.ConfidenceSequence.Upper),
+			"chance":      g(by.ChanceToBeatControl), "expectedLoss": g(by.ExpectedLoss), "controlExpectedLoss": g(by.ControlExpectedLoss),
+			"credible": g(by.CredibleInterval.Lower) + "," + g(by.CredibleInterval.Upper),
+		}
+		for k, w := range want {
+			if shown[k] != w {
+				t.Errorf("variant %s %s: page %q, API %q", v.VariantName, k, shown[k], w)
+			}
+		}
+		// What a reader sees is those numbers rounded.
+		wantContains(t, page{body: htmlUnescape(row)}, fmt.Sprintf("%+.2f%% <span", *sq.Uplift),
+			fmt.Sprintf("(%+.2f%% to %+.2f%%)", sq.UpliftConfidenceSequence.Lower, sq.UpliftConfidenceSequence.Upper),
+			fmt.Sprintf("%+.2f%% to %+.2f%%", by.CredibleInterval.Lower, by.CredibleInterval.Upper), fmt.Sprintf("%.3f pts", by.ControlExpectedLoss))
+	}
+	wantContains(t, p, "Safe to check daily", "Chance to beat control")
+	if strings.Contains(p.body, "Further analyses") {
+		t.Fatal("fields the page lays out are listed again under Further analyses")
+	}
 	wantContains(t, p, `id="verdict"`, a.WinningVariant.VariantName+" wins.", `id="notenough"`, "Not enough data yet",
 		fmt.Sprintf("%d more impressions", 1000-a.Variants[0].Impressions), "<svg", "Conversion rate per variant", "Impressions per day")
 	if strings.Contains(p.body, `id="srm"`) {
@@ -435,14 +472,23 @@ func TestResultsPageMatchesAnalytics(t *testing.T) {
 			t.Fatalf("Content-Type=%q", ct)
 		}
 		recs, err := csv.NewReader(strings.NewReader(p.body)).ReadAll()
-		if err != nil || len(recs) != 3 || recs[0][6] != "impressions" {
+		if err != nil || len(recs) != 3 || recs[0][6] != "impressions" || len(recs[0]) != 28 || recs[0][15] != "sequentialPValue" || recs[0][27] != "statsEngine" {
 			t.Fatalf("%v %q", err, recs)
 		}
 		for i, v := range a.Variants {
 			if recs[i+1][6] != fmt.Sprint(v.Impressions) || recs[i+1][7] != fmt.Sprint(v.Conversions) ||
 				recs[i+1][8] != strconv.FormatFloat(v.ConversionRate, 'g', -1, 64) ||
-				recs[i+1][14] != strconv.FormatBool(v.VariantID == *a.WinningVariantID) {
+				recs[i+1][14] != strconv.FormatBool(v.VariantID == *a.WinningVariantID) || recs[i+1][27] != "frequentist" {
 				t.Fatalf("row %d: %q vs %+v", i, recs[i+1], v)
+			}
+			want := make([]string, 12) // the control has none: empty, as the API's null
+			if sq, by := v.Sequential, v.Bayesian; sq != nil {
+				want = []string{g(sq.PValue), g(sq.Difference), g(sq.ConfidenceSequence.Lower), g(sq.ConfidenceSequence.Upper),
+					g(*sq.Uplift), g(sq.UpliftConfidenceSequence.Lower), g(sq.UpliftConfidenceSequence.Upper),
+					g(by.ChanceToBeatControl), g(by.ExpectedLoss), g(by.ControlExpectedLoss), g(by.CredibleInterval.Lower), g(by.CredibleInterval.Upper)}
+			}
+			if got := recs[i+1][15:27]; strings.Join(got, "|") != strings.Join(want, "|") {
+				t.Fatalf("variant %s engine columns: %q, API %q", v.VariantName, got, want)
 			}
 		}
 	})
@@ -462,6 +508,9 @@ func TestResultsPageMatchesAnalytics(t *testing.T) {
 		wantContains(t, p, "No winner yet", "Not enough data yet", "1,000 more impressions and 100 more conversions")
 	})
 }
+
+// g is a number as the page's data-value attributes and the CSV write it.
+func g(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 func TestCampaignPreview(t *testing.T) {
 	e := newEnv(t)

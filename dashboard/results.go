@@ -33,21 +33,48 @@ type shortfall struct {
 // kv is one flattened value of an analysis the page has no layout for.
 type kv struct{ Key, Value string }
 
+// compareRow is one treatment's sequential and Bayesian comparison with
+// the control.
+type compareRow struct {
+	store.VariantStats
+	Colour string
+}
+
 type resultsData struct {
 	Campaign  *store.Campaign
 	A         *store.Analytics
 	Rows      []resultRow
+	Compare   []compareRow
 	Winner    *store.VariantStats
 	Shortfall []shortfall
 	MinImp    int
 	MinConv   int
 	Days      []string
 	Timezone  string
+	// Engine is the engine that decided, as the analytics answer names it.
+	Engine string
+	// Bayes is what the Bayesian engine's banner says: its confidence in
+	// the winner, or without one the treatment closest to being decided.
+	Bayes bayesVerdict
 	// The charts, drawn by charts.go, which escapes every text it draws.
 	RateSVG, CumulativeSVG, DailySVG template.HTML
 	// Extra holds analyses the store adds beyond the fields this page lays
-	// out (for example other statistics engines), shown as they come.
+	// out, shown as they come until the page learns them.
 	Extra []kv
+}
+
+// bayesVerdict is the Bayesian engine's verdict in a marketer's terms.
+type bayesVerdict struct {
+	// Chance is the probability, in percent, that the winner beats the
+	// arm it was decided against (Against; "the control" for a winning
+	// treatment); without a winner, the best treatment's chance to beat
+	// the control.
+	Chance  *float64
+	Against string
+	// Loss is the winning treatment's expected loss, in points.
+	Loss *float64
+	// Best is the treatment with the best chance when there is no winner.
+	Best string
 }
 
 func confidenceOf(p *float64) *float64 {
@@ -58,58 +85,119 @@ func confidenceOf(p *float64) *float64 {
 	return &c
 }
 
-// knownAnalytics are the fields of the analytics answer the page lays out.
-var knownAnalytics = map[string]bool{"campaignId": true, "status": true, "totalImpressions": true, "totalConversions": true,
-	"averageConversionRate": true, "statisticalSignificance": true, "pValue": true, "confidenceLevel": true,
-	"winningVariantId": true, "winningVariant": true, "variants": true, "sampleRatioMismatch": true, "sufficientData": true}
+// bayesOf restates the Bayesian decision the store made (stats.AnalyzeWith):
+// a winning treatment's chance to beat the control, or for a winning
+// control the weakest of its wins over the treatments it beat.
+func bayesOf(a *store.Analytics) bayesVerdict {
+	var b bayesVerdict
+	if a.WinningVariant != nil && !a.WinningVariant.IsControl {
+		if bs := a.WinningVariant.Bayesian; bs != nil {
+			b.Chance, b.Loss, b.Against = ptrTo(bs.ChanceToBeatControl*100), ptrTo(bs.ExpectedLoss), "the control"
+		}
+		return b
+	}
+	for _, v := range a.Variants {
+		bs := v.Bayesian
+		if bs == nil {
+			continue
+		}
+		if a.WinningVariant != nil {
+			if lose := (1 - bs.ChanceToBeatControl) * 100; bs.ChanceToBeatControl <= 1-stats.BayesThreshold && (b.Chance == nil || lose < *b.Chance) {
+				b.Chance, b.Against = &lose, v.VariantName
+			}
+		} else if c := bs.ChanceToBeatControl * 100; b.Chance == nil || c > *b.Chance {
+			b.Chance, b.Best = &c, v.VariantName
+		}
+	}
+	return b
+}
 
-// extraAnalyses flattens the analytics fields the page does not know into
-// path: value lines, so an analysis added to the store shows up here.
-func extraAnalyses(a *store.Analytics) []kv {
+func ptrTo[T any](v T) *T { return &v }
+
+// known is the shape of the analytics answer the page lays out: a nil
+// known is a field shown as a whole; otherwise its keys are the fields
+// shown, and anything else inside is an analysis the page does not know.
+type known map[string]known
+
+var knownAnalytics = known{"campaignId": nil, "status": nil, "totalImpressions": nil, "totalConversions": nil,
+	"averageConversionRate": nil, "statisticalSignificance": nil, "pValue": nil, "confidenceLevel": nil,
+	"winningVariantId": nil, "winningVariant": nil, "sampleRatioMismatch": nil, "sufficientData": nil, "statsEngine": nil,
+	"variants": known{"variantId": nil, "variantName": nil, "isControl": nil, "trafficAllocation": nil, "impressions": nil,
+		"conversions": nil, "conversionRate": nil, "uplift": nil, "pValue": nil, "confidenceInterval": nil, "lowerBound": nil,
+		"upperBound": nil,
+		"sequential": known{"pValue": nil, "difference": nil, "confidenceSequence": nil, "uplift": nil, "upliftConfidenceSequence": nil},
+		"bayesian":   known{"chanceToBeatControl": nil, "expectedLoss": nil, "controlExpectedLoss": nil, "credibleInterval": nil}}}
+
+// extraAnalyses flattens the analytics fields the page does not lay out
+// into path: value lines, so an analysis added to the store shows up
+// before the page learns it.
+func extraAnalyses(a any) []kv {
 	raw, err := json.Marshal(a)
 	if err != nil {
 		return nil
 	}
-	var m map[string]any
+	var m any
 	if json.Unmarshal(raw, &m) != nil {
 		return nil
 	}
 	var out []kv
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			keys := make([]string, 0, len(x))
-			for k := range x {
-				keys = append(keys, k)
+	unknownFields("", m, knownAnalytics, &out)
+	return out
+}
+
+// unknownFields walks v against its known shape k, flattening what k
+// does not name; array elements share the shape.
+func unknownFields(prefix string, v any, k known, out *[]kv) {
+	if k == nil {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for key := range x {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			path := key
+			if prefix != "" {
+				path = prefix + "." + key
 			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				walk(prefix+"."+k, x[k])
+			if sub, ok := k[key]; ok {
+				unknownFields(path, x[key], sub, out)
+			} else {
+				flatten(path, x[key], out)
 			}
-		case []any:
-			for i, e := range x {
-				walk(fmt.Sprintf("%s[%d]", prefix, i), e)
-			}
-		case nil:
-			out = append(out, kv{prefix, "—"})
-		case float64:
-			out = append(out, kv{prefix, strconv.FormatFloat(x, 'g', 6, 64)})
-		default:
-			out = append(out, kv{prefix, fmt.Sprint(x)})
+		}
+	case []any:
+		for i, e := range x {
+			unknownFields(fmt.Sprintf("%s[%d]", prefix, i), e, k, out)
 		}
 	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		if !knownAnalytics[k] {
+}
+
+func flatten(prefix string, v any, out *[]kv) {
+	switch x := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
 			keys = append(keys, k)
 		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			flatten(prefix+"."+k, x[k], out)
+		}
+	case []any:
+		for i, e := range x {
+			flatten(fmt.Sprintf("%s[%d]", prefix, i), e, out)
+		}
+	case nil:
+		*out = append(*out, kv{prefix, "—"})
+	case float64:
+		*out = append(*out, kv{prefix, strconv.FormatFloat(x, 'g', 6, 64)})
+	default:
+		*out = append(*out, kv{prefix, fmt.Sprint(x)})
 	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		walk(k, m[k])
-	}
-	return out
 }
 
 // results gathers a campaign's numbers: the analytics as the API answers
@@ -128,10 +216,16 @@ func (d *Dashboard) results(r *req) (*resultsData, error) {
 		return nil, err
 	}
 	data := &resultsData{Campaign: c, A: a, Winner: a.WinningVariant, MinImp: stats.MinImpressions, MinConv: stats.MinConversions,
-		Days: series.Days, Timezone: series.Timezone, Extra: extraAnalyses(a)}
+		Days: series.Days, Timezone: series.Timezone, Extra: extraAnalyses(a), Engine: a.StatsEngine}
+	if data.Engine == string(stats.EngineBayesian) {
+		data.Bayes = bayesOf(a)
+	}
 	bars := make([]rateBar, len(a.Variants))
 	for i, v := range a.Variants {
 		data.Rows = append(data.Rows, resultRow{VariantStats: v, Colour: colour(i), Confidence: confidenceOf(v.PValue)})
+		if !v.IsControl {
+			data.Compare = append(data.Compare, compareRow{VariantStats: v, Colour: colour(i)})
+		}
 		bars[i] = rateBar{Name: v.VariantName, Rate: v.ConversionRate, Control: v.IsControl}
 		if v.ConfidenceInterval != nil {
 			bars[i].Lower, bars[i].Upper, bars[i].HasInterval = v.ConfidenceInterval.Lower, v.ConfidenceInterval.Upper, true
@@ -211,8 +305,8 @@ func (d *Dashboard) handleResultsCSV(w http.ResponseWriter, r *req) {
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="campaign-%d-results.csv"`, c.ID))
 	h.Set("Cache-Control", "no-store")
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"campaignId", "campaignName", "variantId", "variantName", "isControl", "trafficAllocation", "impressions",
-		"conversions", "conversionRate", "ciLower95", "ciUpper95", "uplift", "pValue", "confidence", "winner"})
+	cw.Write(append([]string{"campaignId", "campaignName", "variantId", "variantName", "isControl", "trafficAllocation", "impressions",
+		"conversions", "conversionRate", "ciLower95", "ciUpper95", "uplift", "pValue", "confidence", "winner"}, engineCSVColumns...))
 	for _, v := range a.Variants {
 		var lo, hi *float64
 		if v.ConfidenceInterval != nil {
@@ -221,12 +315,39 @@ func (d *Dashboard) handleResultsCSV(w http.ResponseWriter, r *req) {
 		winner := a.WinningVariantID != nil && *a.WinningVariantID == v.VariantID
 		rate := v.ConversionRate
 		alloc := v.TrafficAllocation
-		cw.Write([]string{strconv.FormatInt(c.ID, 10), csvCell(c.Name), strconv.FormatInt(v.VariantID, 10), csvCell(v.VariantName),
+		cw.Write(append([]string{strconv.FormatInt(c.ID, 10), csvCell(c.Name), strconv.FormatInt(v.VariantID, 10), csvCell(v.VariantName),
 			strconv.FormatBool(v.IsControl), fmtFloat(&alloc), strconv.FormatInt(v.Impressions, 10), strconv.FormatInt(v.Conversions, 10),
 			fmtFloat(&rate), fmtFloat(lo), fmtFloat(hi), fmtFloat(v.Uplift), fmtFloat(v.PValue), fmtFloat(confidenceOf(v.PValue)),
-			strconv.FormatBool(winner)})
+			strconv.FormatBool(winner)}, engineCSVCells(a.StatsEngine, v)...))
 	}
 	cw.Flush()
+}
+
+// engineCSVColumns follow the fixed-horizon columns: the sequential and
+// Bayesian figures as the analytics answer names them, then the engine
+// that decided the winner column.
+var engineCSVColumns = []string{"sequentialPValue", "sequentialDifference", "sequentialDifferenceLower95", "sequentialDifferenceUpper95",
+	"sequentialUplift", "sequentialUpliftLower95", "sequentialUpliftUpper95",
+	"chanceToBeatControl", "expectedLoss", "controlExpectedLoss", "credibleLower95", "credibleUpper95", "statsEngine"}
+
+// engineCSVCells are a variant's engineCSVColumns, empty where the API
+// has null (the control, a variant without impressions).
+func engineCSVCells(engine string, v store.VariantStats) []string {
+	cells := make([]string, len(engineCSVColumns))
+	if s := v.Sequential; s != nil {
+		cells[0], cells[1] = fmtFloat(&s.PValue), fmtFloat(&s.Difference)
+		cells[2], cells[3] = fmtFloat(&s.ConfidenceSequence.Lower), fmtFloat(&s.ConfidenceSequence.Upper)
+		cells[4] = fmtFloat(s.Uplift)
+		if u := s.UpliftConfidenceSequence; u != nil {
+			cells[5], cells[6] = fmtFloat(&u.Lower), fmtFloat(&u.Upper)
+		}
+	}
+	if b := v.Bayesian; b != nil {
+		cells[7], cells[8], cells[9] = fmtFloat(&b.ChanceToBeatControl), fmtFloat(&b.ExpectedLoss), fmtFloat(&b.ControlExpectedLoss)
+		cells[10], cells[11] = fmtFloat(&b.CredibleInterval.Lower), fmtFloat(&b.CredibleInterval.Upper)
+	}
+	cells[12] = engine
+	return cells
 }
 
 type previewVariant struct {
@@ -294,6 +415,37 @@ func confidence(p *float64) string {
 	}
 	return fmt.Sprintf("%.2f%%", *p)
 }
+
+// chance formats a probability given in percent, to one decimal; like
+// confidence it never rounds to a certainty.
+func chance(p *float64) string {
+	switch {
+	case p == nil:
+		return "—"
+	case *p > 99.9:
+		return "> 99.9%"
+	case *p < 0.1:
+		return "< 0.1%"
+	}
+	return fmt.Sprintf("%.1f%%", *p)
+}
+
+// prob is a probability (0 to 1) as the API gives it, shown as chance.
+func prob(p float64) string {
+	c := p * 100
+	return chance(&c)
+}
+
+// points formats a difference of conversion rates in percentage points.
+func points(p float64) string {
+	if math.Abs(p) < 0.0005 {
+		return "< 0.001 pts"
+	}
+	return fmt.Sprintf("%.3f pts", p)
+}
+
+// signedPts formats a signed difference in percentage points.
+func signedPts(p float64) string { return fmt.Sprintf("%+.2f", p) }
 
 // pExpr is a p-value as a statement: "p = 0.0312" or "p < 0.0001".
 func pExpr(p *float64) string {

@@ -63,15 +63,21 @@ var funcs = template.FuncMap{
 			Tab      string
 		}{v.Base(), c, tab}
 	},
-	"pct":       pct,
-	"signedPct": signedPct,
-	"pval":      pval,
-	"conf":      confidence,
-	"pexpr":     pExpr,
-	"exact":     exact,
-	"thousands": thousands,
-	"fieldsOf":  strings.Fields,
-	"contains":  func(list []string, s string) bool { return contains(list, s) },
+	"engineLabel": engineLabel,
+	"chance":      chance,
+	"prob":        prob,
+	"points":      points,
+	"signedPts":   signedPts,
+	"ptr":         func(f float64) *float64 { return &f },
+	"pct":         pct,
+	"signedPct":   signedPct,
+	"pval":        pval,
+	"conf":        confidence,
+	"pexpr":       pExpr,
+	"exact":       exact,
+	"thousands":   thousands,
+	"fieldsOf":    strings.Fields,
+	"contains":    func(list []string, s string) bool { return contains(list, s) },
 	"json": func(v any) string {
 		b, _ := json.MarshalIndent(v, "", "  ")
 		return string(b)

@@ -33,7 +33,23 @@ type webhookData struct {
 	Status     string
 	Statuses   []string
 	Pager      pager
+	// Graces are the rotation's grace-period choices, Grace the chosen one.
+	Graces []graceChoice
+	Grace  string
+	// PrevSigning reports that the secret replaced by the last rotation
+	// still signs deliveries, by the store's clock, which decides it.
+	PrevSigning bool
 }
+
+// graceChoice is how long a replaced secret keeps signing: a value the
+// store's gracePeriod accepts, and its label.
+type graceChoice struct{ Value, Label string }
+
+// graces are the rotation form's choices; the store's default (24 h) is
+// the one chosen.
+var graces = []graceChoice{{"0", "Not at all: it stops now"}, {"1h", "1 hour"}, {"24h", "24 hours"}, {"168h", "7 days"}}
+
+const defaultGrace = "24h"
 
 func hookPath(r *req, id int64) string { return fmt.Sprintf("/apps/%d/webhooks/%d", r.App.ID, id) }
 
@@ -192,7 +208,8 @@ func (d *Dashboard) renderWebhook(w http.ResponseWriter, r *req, hook *store.Web
 	}
 	v := d.page(r, "webhooks", hook.URL)
 	data := &webhookData{Hook: hook, Form: formOf(hook), EventKinds: eventChoices(), Deliveries: list,
-		Status: filter, Statuses: deliveryStatuses, Pager: newPager(r, o, p, len(list))}
+		Status: filter, Statuses: deliveryStatuses, Pager: newPager(r, o, p, len(list)), Graces: graces, Grace: defaultGrace,
+		PrevSigning: hook.PreviousSecretExpiresAt != nil && hook.PreviousSecretExpiresAt.After(d.DB.Now())}
 	v.Data = data
 	if edit != nil {
 		edit(v, data)
@@ -208,43 +225,63 @@ func (d *Dashboard) handleWebhookSave(w http.ResponseWriter, r *req) {
 	}
 	errs := map[string]string{}
 	f, in := readWebhookForm(r, errs)
-	var secret string
-	if r.PostFormValue("rotateSecret") != "" {
-		secret = newSecret()
-		in.Secret = &secret
-	}
 	if len(errs) == 0 {
 		_, err = d.DB.UpdateWebhook(r.Context(), r.App.ID, hook.ID, in)
-		if err == nil && secret == "" {
+		if err == nil {
 			redirect(w, r, hookPath(r, hook.ID), "webhook_saved")
 			return
 		}
+		if c := store.ErrorCode(err); c == store.EINTERNAL || c == store.ENOTFOUND {
+			d.fail(w, r, err)
+			return
+		}
 	}
-	status := http.StatusUnprocessableEntity
-	if err == nil && len(errs) == 0 {
-		status = http.StatusOK
-		hook, _ = d.DB.FindWebhookByID(r.Context(), r.App.ID, hook.ID)
-	}
-	d.renderWebhook(w, r, hook, status, func(v *view, data *webhookData) {
+	d.renderWebhook(w, r, hook, http.StatusUnprocessableEntity, func(v *view, data *webhookData) {
 		data.Form = f
 		for k, e := range errs {
 			v.Errors[k] = e
 		}
-		switch {
-		case len(errs) > 0:
+		if len(errs) > 0 {
 			v.Error = "Please correct the fields marked below."
-		case err != nil:
+		} else {
 			formErrors(v, err)
-		default:
-			// Saved with a new secret: shown this once.
-			data.Secret = secret
-			data.Form = formOf(hook)
-			v.Notice = "Webhook saved with a new signing secret. Copy it now: it is not shown again."
 		}
 	})
-	if err != nil && store.ErrorCode(err) == store.EINTERNAL {
-		d.Log.Error("update webhook", "err", err)
+}
+
+// handleWebhookRotate replaces the secret as POST /webhooks/{id}/rotate-secret
+// does: the new one is shown in this answer only, and the old one keeps
+// signing beside it for the grace period chosen.
+func (d *Dashboard) handleWebhookRotate(w http.ResponseWriter, r *req) {
+	hook, err := d.appWebhook(r)
+	if err != nil {
+		d.fail(w, r, err)
+		return
 	}
+	grace := strings.TrimSpace(r.PostFormValue("gracePeriod"))
+	var in store.RotateSecretInput
+	if grace != "" {
+		in.GracePeriod = jsonString(grace)
+	}
+	rotated, err := d.DB.RotateWebhookSecret(r.Context(), r.App.ID, hook.ID, in)
+	if err != nil {
+		if store.ErrorCode(err) != store.EINVALID {
+			d.fail(w, r, err)
+			return
+		}
+		d.renderWebhook(w, r, hook, http.StatusUnprocessableEntity, func(v *view, data *webhookData) {
+			formErrors(v, err)
+			data.Grace = grace
+		})
+		return
+	}
+	d.renderWebhook(w, r, rotated.Webhook, http.StatusOK, func(v *view, data *webhookData) {
+		data.Secret = rotated.Secret
+		v.Notice = "Secret rotated. Copy the new one now: it is not shown again."
+		if data.PrevSigning {
+			v.Notice += " The previous secret keeps signing beside it until " + rotated.PreviousSecretExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC") + "."
+		}
+	})
 }
 
 func (d *Dashboard) handleWebhookTest(w http.ResponseWriter, r *req) {

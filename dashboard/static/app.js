@@ -131,3 +131,15 @@
   editor.addEventListener("input", render);
   editor.addEventListener("change", render);
 })();
+
+// The campaign editor highlights what the chosen statistics engine means.
+(function () {
+  var pick = document.querySelector("select[name=statsEngine]");
+  var help = document.getElementById("engine-help");
+  if (!pick || !help) return;
+  pick.addEventListener("change", function () {
+    help.querySelectorAll("li").forEach(function (li, i) {
+      li.classList.toggle("chosen", i === pick.selectedIndex);
+    });
+  });
+})();
