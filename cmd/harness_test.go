@@ -80,8 +80,8 @@ func e2eServe(t *testing.T, args ...string) *e2eServer {
 		s.base = "http://" + a + "/v1"
 	case <-s.done:
 		t.Fatal("serve exited before serving")
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not log its address within 15s")
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not log its address within 60s")
 	}
 	return s
 }
@@ -96,7 +96,7 @@ func (s *e2eServer) kill() {
 	_ = s.cmd.Wait()
 }
 
-var e2eHTTP = &http.Client{Timeout: 10 * time.Second}
+var e2eHTTP = &http.Client{Timeout: 60 * time.Second}
 
 // call sends a JSON request and decodes the JSON answer, failing unless
 // the status is want.

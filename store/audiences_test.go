@@ -559,7 +559,7 @@ func TestAudienceConcurrentProfilesAndCounts(t *testing.T) {
 // audWaitPrepared waits until the statement cache has no prepare pending.
 func audWaitPrepared(tb testing.TB, db *DB) {
 	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		db.wstmts.mu.Lock()
 		n := len(db.wstmts.pending)

@@ -114,7 +114,7 @@ func (ev ceEvent) campaignID() int64 {
 // signature.
 func (e *ceEnv) ceCollect(t *testing.T, rcv *e2eReceiver, hook int64, secret string, n int) []ceEvent {
 	t.Helper()
-	hits := rcv.wait(t, n, 10*time.Second)
+	hits := rcv.wait(t, n, e2ePatience)
 	ds := e.deliveries(hook)
 	if got, want := len(ds), n; got != want {
 		var kinds []string
