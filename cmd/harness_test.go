@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -38,6 +39,15 @@ type e2eServer struct {
 	cmd  *exec.Cmd
 	base string
 	done chan struct{}
+	mu   sync.Mutex
+	logs []map[string]any // every JSON line the server logged so far
+}
+
+// Logs returns the JSON lines logged so far.
+func (s *e2eServer) Logs() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]map[string]any(nil), s.logs...)
 }
 
 // e2eServe starts `service serve` with args on a free port and returns once it has
@@ -69,6 +79,12 @@ func e2eServe(t *testing.T, args ...string) *e2eServer {
 				case addr <- line.Addr:
 				default:
 				}
+			}
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				s.mu.Lock()
+				s.logs = append(s.logs, m)
+				s.mu.Unlock()
 			}
 		}
 		// Drained to the end: a full pipe would block the server's logging.

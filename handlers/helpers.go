@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -86,6 +87,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 			m = errorStatus[store.EINTERNAL]
 		}
 		writeErrorCode(w, m.status, m.code, e.Message, e.Details)
+		return
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// Only a server shutting down cancels a request's work (see
+		// ServeHTTP): not a fault to page anyone about.
+		s.Log.Info("request canceled", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeErrorCode(w, http.StatusServiceUnavailable, "INTERNAL_ERROR", "request canceled, try again", nil)
 		return
 	}
 	s.Log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
