@@ -121,8 +121,8 @@ func validateItems(raw json.RawMessage, fe FieldErrors) json.RawMessage {
 			fe.Add(p, "must not contain numbers out of range")
 			continue
 		}
-		if !isNull(it.Styles) && it.Styles[0] != '{' {
-			fe.Add(p+".styles", "must be an object")
+		if !isNull(it.Styles) {
+			checkStyles(it.Styles, p+".styles", fe)
 		}
 		switch *it.Type {
 		case "text", "heading":
@@ -151,6 +151,26 @@ func validateItems(raw json.RawMessage, fe FieldErrors) json.RawMessage {
 		return nil
 	}
 	return buf.Bytes()
+}
+
+// checkStyles checks the style properties whose type the spec fixes: a
+// numeric fontSize and a colour string. Other properties pass through.
+func checkStyles(raw json.RawMessage, p string, fe FieldErrors) {
+	var st struct {
+		FontSize json.RawMessage `json:"fontSize"`
+		Color    json.RawMessage `json:"color"`
+	}
+	if raw[0] != '{' || json.Unmarshal(raw, &st) != nil {
+		fe.Add(p, "must be an object")
+		return
+	}
+	if !isNull(st.FontSize) {
+		var n float64
+		if st.FontSize[0] == '"' || json.Unmarshal(st.FontSize, &n) != nil {
+			fe.Add(p+".fontSize", "must be a number")
+		}
+	}
+	checkString(fe, p+".color", st.Color, false)
 }
 
 func validURL(u string) bool {
