@@ -1,6 +1,12 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"service/store"
+)
 
 func newAppsCmd() *cobra.Command {
 	apps := &cobra.Command{Use: "apps", Short: "Manage apps"}
@@ -25,6 +31,77 @@ func newAppsCmd() *cobra.Command {
 		}
 		return printJSON(cmd, a)
 	}
-	apps.AddCommand(create)
+
+	list := &cobra.Command{Use: "list", Short: "List every app as JSON", Args: cobra.NoArgs}
+	ldb := addDBFlag(list)
+	list.RunE = func(cmd *cobra.Command, args []string) error {
+		d, err := openDB(cmd, *ldb)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		all, err := d.FindApps(cmd.Context())
+		if err != nil {
+			return err
+		}
+		return printJSON(cmd, map[string]any{"data": all})
+	}
+
+	update := &cobra.Command{Use: "update", Short: "Change an app's name, plan or rate limit and print it", Args: cobra.NoArgs}
+	udb := addDBFlag(update)
+	uid := update.Flags().Int64("id", 0, "app id (required)")
+	update.Flags().String("name", "", "new name")
+	update.Flags().String("plan", "", "new plan: free, starter, pro or enterprise (its limit applies unless --rate-limit is given)")
+	update.Flags().Int("rate-limit", 0, "requests per minute; 0 takes the plan's limit")
+	update.RunE = func(cmd *cobra.Command, args []string) error {
+		if *uid < 1 {
+			return fmt.Errorf("--id is required")
+		}
+		var upd store.AppUpdate
+		f := cmd.Flags()
+		if f.Changed("name") {
+			v, _ := f.GetString("name")
+			upd.Name = &v
+		}
+		if f.Changed("plan") {
+			v, _ := f.GetString("plan")
+			upd.Plan = &v
+		}
+		if f.Changed("rate-limit") {
+			v, _ := f.GetInt("rate-limit")
+			upd.RateLimit = &v
+		}
+		d, err := openDB(cmd, *udb)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		a, err := d.UpdateApp(cmd.Context(), *uid, upd)
+		if err != nil {
+			return err
+		}
+		return printJSON(cmd, a)
+	}
+
+	del := &cobra.Command{Use: "delete", Short: "Delete an app and its keys (with --force, and all its data)", Args: cobra.NoArgs}
+	ddb := addDBFlag(del)
+	did := del.Flags().Int64("id", 0, "app id (required)")
+	force := del.Flags().Bool("force", false, "delete the app even though it holds data, with all of it, in one transaction")
+	del.RunE = func(cmd *cobra.Command, args []string) error {
+		if *did < 1 {
+			return fmt.Errorf("--id is required")
+		}
+		d, err := openDB(cmd, *ddb)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		counts, err := d.DeleteApp(cmd.Context(), *did, *force)
+		if err != nil {
+			return err
+		}
+		return printJSON(cmd, map[string]any{"id": *did, "deleted": true, "data": counts})
+	}
+	apps.AddCommand(create, list, update, del)
 	return apps
 }

@@ -21,6 +21,9 @@ func newMigrateCmd() *cobra.Command {
 		if len(args) > 0 {
 			action = args[0]
 		}
+		if err := checkDBDir(*db); err != nil {
+			return err
+		}
 		// Open migrates up by itself; only "down" must avoid that.
 		d, err := store.OpenNoMigrate(cmd.Context(), *db)
 		if err != nil {
@@ -37,6 +40,13 @@ func newMigrateCmd() *cobra.Command {
 			n, perr := strconv.Atoi(args[1])
 			if perr != nil || n < 1 {
 				return fmt.Errorf("migrate down: N must be a positive integer")
+			}
+			// Refused whole rather than rolling back what exists and then
+			// failing: the operator asked for N steps that are not there.
+			if v, _, verr := d.Version(); verr != nil {
+				return verr
+			} else if uint(n) > v {
+				return fmt.Errorf("migrate down %d: the database is at version %d, so at most %d migration(s) can be rolled back", n, v, v)
 			}
 			err = d.Migrate(cmd.Context(), -n)
 		case "version":

@@ -51,6 +51,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	f.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&c.PprofAddr, "pprof-addr", "", "if set, serve Go's /debug/pprof profiles on this separate address (keep it private)")
+	envFlags(f) // every serve flag is configuration
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return Serve(cmd.Context(), c, cmd.ErrOrStderr(), nil)
 	}
@@ -82,6 +83,9 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 		debug.SetGCPercent(400)
 	}
 
+	if err := checkDBDir(c.DB); err != nil {
+		return err
+	}
 	db, err := store.Open(ctx, c.DB)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
