@@ -128,6 +128,34 @@ func TestHalfClosedClientWritesComplete(t *testing.T) {
 			}
 		})
 	}
+	// A client that goes away altogether right after its request: the
+	// event is stored all the same, and the server logs no error.
+	t.Run("ClientGone", func(t *testing.T) {
+		host := strings.TrimPrefix(strings.TrimSuffix(s.base, "/v1"), "http://")
+		conn, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := `{"eventId":"gone","userId":"u-2"}`
+		fmt.Fprintf(conn, "POST /v1/apps/%s/events HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			app, host, client, len(body), body)
+		conn.Close()
+		e2eWait(t, 30*time.Second, "the event of a client that left", func() bool {
+			return e2eNum(s.call(t, http.StatusOK, "GET", "/apps/"+app+"/events?eventId=gone", admin, nil), "count") == 1
+		})
+		// Two events were posted (the half-closed one and this one): both
+		// request lines at INFO, with 201.
+		e2eWait(t, 30*time.Second, "its request line", func() bool {
+			n := 0
+			for _, l := range s.Logs() {
+				if l["msg"] == "request" && l["method"] == "POST" && l["path"] == "/v1/apps/"+app+"/events" &&
+					l["status"] == float64(http.StatusCreated) && l["level"] == "INFO" {
+					n++
+				}
+			}
+			return n == 2
+		})
+	})
 	for _, l := range s.Logs() {
 		if l["level"] == "ERROR" {
 			t.Errorf("the server logged an error: %v", l)
