@@ -169,9 +169,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		attrs = append(attrs, slog.Int64("app_id", info.appID))
 	}
 	if rec.err != nil || r.Context().Err() != nil {
-		// The answer may not have reached the client; the work it asked
-		// for is done all the same. Not an error of the server's.
-		attrs = append(attrs, slog.Bool("client_gone", true))
+		// The client closed its side (half or whole) before the answer:
+		// the work it asked for is done all the same, and whether the
+		// answer reached it is the client's affair, not a server error.
+		attrs = append(attrs, slog.Bool("client_closed", true))
 	}
 	s.Log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 }
