@@ -325,19 +325,39 @@ func TestAudienceRecountMix(t *testing.T) {
 	db, app, clock := audTestDB(t)
 	now := *clock
 	users := audPopulation(500)
-	for _, u := range users {
-		attrs := map[string]any{"country": u.country, "age": u.age}
-		if u.plan != "" {
-			attrs["plan"] = u.plan
+	// One transaction for the whole population: thousands of separate
+	// commits took minutes under -race on a loaded machine.
+	err := db.withTx(context.Background(), func(tx *Tx) error {
+		event := func(user, id string, at time.Time) error {
+			_, err := tx.Exec(`INSERT INTO events (app_id, event_id, user_id, ts) VALUES (?, ?, ?, ?)`, app, id, user, ms(at))
+			return err
 		}
-		audMustTouch(t, db, app, u.id, attrs)
-		for _, d := range u.buys {
-			audMustEvent(t, db, app, u.id, "purchase", now.Add(-d))
+		for _, u := range users {
+			attrs := map[string]any{"country": u.country, "age": u.age}
+			if u.plan != "" {
+				attrs["plan"] = u.plan
+			}
+			if err := tx.touchUser(app, u.id, attrs); err != nil {
+				return err
+			}
+			for _, d := range u.buys {
+				if err := event(u.id, "purchase", now.Add(-d)); err != nil {
+					return err
+				}
+			}
+			for _, d := range u.logins {
+				if err := event(u.id, "login", now.Add(-d)); err != nil {
+					return err
+				}
+			}
+			if err := event(u.id, "page_view", now.Add(-time.Minute)); err != nil {
+				return err
+			}
 		}
-		for _, d := range u.logins {
-			audMustEvent(t, db, app, u.id, "login", now.Add(-d))
-		}
-		audMustEvent(t, db, app, u.id, "page_view", now.Add(-time.Minute))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	within := func(ds []time.Duration, w time.Duration) int {
 		n := 0
