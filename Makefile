@@ -13,15 +13,20 @@ run:
 
 # The whole suite, then the whole suite again under the race detector,
 # which needs a C compiler (cgo); without one the race run is skipped, loudly.
+# The race detector slows SQLite (modernc) many times over, and a loaded
+# machine more again: a package that takes seconds can near go test's
+# default 10-minute limit, so the limit is raised rather than risked.
+TEST_TIMEOUT ?= 30m
+
 # The dashboard's browser tests need Chromium; without it they are skipped, loudly.
 test: lint
 	@if command -v chromium >/dev/null 2>&1 || [ -n "$$CHROMIUM" ]; then \
 	  echo "make test: dashboard browser tests run in headless Chromium; screenshots in $${DASHBOARD_SCREENSHOTS:-$${TMPDIR:-/tmp}/service-dashboard-screenshots}"; \
 	else echo "!!! make test: chromium not found: the dashboard browser tests will be SKIPPED (apt-get install chromium) !!!"; fi
-	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
 	@if command -v gcc >/dev/null 2>&1; then \
-	  echo "CGO_ENABLED=1 $(GO) test -count=1 -race ./..."; \
-	  CGO_ENABLED=1 $(GO) test -count=1 -race ./...; \
+	  echo "CGO_ENABLED=1 $(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) ./..."; \
+	  CGO_ENABLED=1 $(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) ./...; \
 	else echo "make test: no gcc, race detector run skipped"; fi
 	@$(MAKE) --no-print-directory sdk-test
 
@@ -41,7 +46,7 @@ sdk-test:
 	SERVICE_BIN="$$tmp/service" node --test test/*.test.js
 
 race:
-	CGO_ENABLED=1 $(GO) test -count=1 -race ./...
+	CGO_ENABLED=1 $(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) ./...
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -31,48 +31,96 @@ func newAppsCmd() *cobra.Command {
 		}
 		return printJSON(cmd, a)
 	}
-	apps.AddCommand(create, newAppsUpdateCmd())
-	return apps
-}
 
-// newAppsUpdateCmd changes an app's settings; today the browser origins its
-// SDK routes answer.
-func newAppsUpdateCmd() *cobra.Command {
-	update := &cobra.Command{
-		Use:   "update",
-		Short: "Change an app's settings and print it as JSON",
-		Args:  cobra.NoArgs,
-	}
-	db := addDBFlag(update)
-	id := update.Flags().Int64("id", 0, "app id (required)")
-	origins := update.Flags().String("allowed-origins", "", `comma-separated browser origins allowed to call the SDK routes, e.g. "https://a.example,https://b.example"; "*" allows any`)
-	update.RunE = func(cmd *cobra.Command, args []string) error {
-		if *id < 1 {
-			return fmt.Errorf("--id is required")
-		}
-		if !cmd.Flags().Changed("allowed-origins") {
-			return fmt.Errorf("nothing to update: give --allowed-origins")
-		}
-		list, err := store.ParseAllowedOrigins(*origins)
-		if err != nil {
-			return err
-		}
-		d, err := openDB(cmd, *db)
+	list := &cobra.Command{Use: "list", Short: "List every app as JSON", Args: cobra.NoArgs}
+	ldb := addDBFlag(list)
+	list.RunE = func(cmd *cobra.Command, args []string) error {
+		d, err := openDB(cmd, *ldb)
 		if err != nil {
 			return err
 		}
 		defer d.Close()
-		if err := d.SetAppAllowedOrigins(cmd.Context(), *id, list); err != nil {
+		all, err := d.FindApps(cmd.Context())
+		if err != nil {
 			return err
 		}
-		a, err := d.FindAppByID(cmd.Context(), *id)
+		return printJSON(cmd, map[string]any{"data": all})
+	}
+
+	update := &cobra.Command{Use: "update", Short: "Change an app's name, plan or rate limit and print it", Args: cobra.NoArgs}
+	udb := addDBFlag(update)
+	uid := update.Flags().Int64("id", 0, "app id (required)")
+	update.Flags().String("name", "", "new name")
+	update.Flags().String("plan", "", "new plan: free, starter, pro or enterprise (its limit applies unless --rate-limit is given)")
+	update.Flags().Int("rate-limit", 0, "requests per minute; 0 takes the plan's limit")
+	update.Flags().String("allowed-origins", "", `comma-separated browser origins allowed to call the SDK routes, e.g. "https://a.example,https://b.example"; "*" allows any`)
+	update.RunE = func(cmd *cobra.Command, args []string) error {
+		if *uid < 1 {
+			return fmt.Errorf("--id is required")
+		}
+		var upd store.AppUpdate
+		f := cmd.Flags()
+		if !f.Changed("name") && !f.Changed("plan") && !f.Changed("rate-limit") && !f.Changed("allowed-origins") {
+			return fmt.Errorf("nothing to update: give --name, --plan, --rate-limit or --allowed-origins")
+		}
+		if f.Changed("name") {
+			v, _ := f.GetString("name")
+			upd.Name = &v
+		}
+		if f.Changed("plan") {
+			v, _ := f.GetString("plan")
+			upd.Plan = &v
+		}
+		if f.Changed("rate-limit") {
+			v, _ := f.GetInt("rate-limit")
+			upd.RateLimit = &v
+		}
+		if f.Changed("allowed-origins") {
+			v, _ := f.GetString("allowed-origins")
+			list, err := store.ParseAllowedOrigins(v)
+			if err != nil {
+				return err
+			}
+			upd.AllowedOrigins = &list
+		}
+		d, err := openDB(cmd, *udb)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		a, err := d.UpdateApp(cmd.Context(), *uid, upd)
+		if err != nil {
+			return err
+		}
+		origins, err := d.AllowedOrigins(cmd.Context(), a.ID)
 		if err != nil {
 			return err
 		}
 		return printJSON(cmd, struct {
 			*store.App
 			AllowedOrigins []string `json:"allowedOrigins"`
-		}{a, list})
+		}{a, origins})
 	}
-	return update
+
+	del := &cobra.Command{Use: "delete", Short: "Delete an app and its keys (with --force, and all its data)", Args: cobra.NoArgs}
+	ddb := addDBFlag(del)
+	did := del.Flags().Int64("id", 0, "app id (required)")
+	force := del.Flags().Bool("force", false, "delete the app even though it holds data, with all of it, in one transaction")
+	del.RunE = func(cmd *cobra.Command, args []string) error {
+		if *did < 1 {
+			return fmt.Errorf("--id is required")
+		}
+		d, err := openDB(cmd, *ddb)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		counts, err := d.DeleteApp(cmd.Context(), *did, *force)
+		if err != nil {
+			return err
+		}
+		return printJSON(cmd, map[string]any{"id": *did, "deleted": true, "data": counts})
+	}
+	apps.AddCommand(create, list, update, del)
+	return apps
 }

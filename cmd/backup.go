@@ -22,6 +22,7 @@ renamed to --out, which must not exist yet.`,
 		SilenceUsage: true,
 	}
 	cmd.Flags().StringVar(&db, "db", "data.db", "path of the SQLite database file")
+	envFlags(cmd.Flags(), "db")
 	cmd.Flags().StringVar(&out, "out", "", "path of the copy to write (must not exist)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if out == "" {
@@ -55,6 +56,7 @@ have gone past the copy's), unless --force.`,
 	}
 	cmd.Flags().StringVar(&from, "from", "", "path of the copy to restore")
 	cmd.Flags().StringVar(&db, "db", "data.db", "path of the SQLite database file to replace")
+	envFlags(cmd.Flags(), "db")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite even a database that is open or newer than the copy")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if from == "" {

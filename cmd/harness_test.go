@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,6 +41,15 @@ type e2eServer struct {
 	cmd  *exec.Cmd
 	base string
 	done chan struct{}
+	mu   sync.Mutex
+	logs []map[string]any // every JSON line the server logged so far
+}
+
+// Logs returns the JSON lines logged so far.
+func (s *e2eServer) Logs() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]map[string]any(nil), s.logs...)
 }
 
 // e2eServe starts `service serve` with args on a free port and returns once it has
@@ -72,6 +82,12 @@ func e2eServe(t *testing.T, args ...string) *e2eServer {
 				default:
 				}
 			}
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				s.mu.Lock()
+				s.logs = append(s.logs, m)
+				s.mu.Unlock()
+			}
 		}
 		// Drained to the end: a full pipe would block the server's logging.
 		_, _ = io.Copy(io.Discard, stderr)
@@ -82,8 +98,8 @@ func e2eServe(t *testing.T, args ...string) *e2eServer {
 		s.base = "http://" + a + "/v1"
 	case <-s.done:
 		t.Fatal("serve exited before serving")
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not log its address within 15s")
+	case <-time.After(60 * time.Second):
+		t.Fatal("serve did not log its address within 60s")
 	}
 	return s
 }
@@ -98,7 +114,7 @@ func (s *e2eServer) kill() {
 	_ = s.cmd.Wait()
 }
 
-var e2eHTTP = &http.Client{Timeout: 10 * time.Second}
+var e2eHTTP = &http.Client{Timeout: 60 * time.Second}
 
 // call sends a JSON request and decodes the JSON answer, failing unless
 // the status is want.

@@ -24,6 +24,9 @@ func newHealthcheckCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address of the running serve (host:port or URL)")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "how long to wait for the answer")
+	// SERVICE_ADDR configures serve, so the same environment points the
+	// probe at it (a container sets it once for both).
+	envFlags(cmd.Flags(), "addr")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		return healthcheck(cmd.Context(), addr, timeout)
 	}

@@ -30,10 +30,10 @@ func TestLogBuffer(t *testing.T) {
 		b := newLogBuffer(&out)
 		defer b.Close()
 		b.Write([]byte("line 1\n"))
-		deadline := time.Now().Add(10 * logFlushInterval)
+		deadline := time.Now().Add(10 * time.Second)
 		for out.String() != "line 1\n" {
 			if time.Now().After(deadline) {
-				t.Fatalf("not flushed within %v: %q", 10*logFlushInterval, out.String())
+				t.Fatalf("not flushed within %v: %q", 10*time.Second, out.String())
 			}
 			time.Sleep(logFlushInterval / 10)
 		}

@@ -27,6 +27,9 @@ func newMigrateCmd(schema string) *cobra.Command {
 			_, err := io.WriteString(cmd.OutOrStdout(), schema)
 			return err
 		}
+		if err := checkDBDir(*db); err != nil {
+			return err
+		}
 		// Open migrates up by itself; only "down" must avoid that.
 		d, err := store.OpenNoMigrate(cmd.Context(), *db)
 		if err != nil {
@@ -43,6 +46,19 @@ func newMigrateCmd(schema string) *cobra.Command {
 			n, perr := strconv.Atoi(args[1])
 			if perr != nil || n < 1 {
 				return fmt.Errorf("migrate down: N must be a positive integer")
+			}
+			// Refused whole rather than rolling back what exists and then
+			// failing: the operator asked for N steps that are not there.
+			v, _, verr := d.Version()
+			if verr != nil {
+				return verr
+			}
+			steps, verr := store.MigrationsUpTo(v)
+			if verr != nil {
+				return verr
+			}
+			if n > steps {
+				return fmt.Errorf("migrate down %d: the database is at version %d, so at most %d migration(s) can be rolled back", n, v, steps)
 			}
 			err = d.Migrate(cmd.Context(), -n)
 		case "version":

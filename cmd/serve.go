@@ -72,6 +72,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&c.SecretKeyFile, "secret-key-file", "", "file holding the base64 key that encrypts webhook secrets at rest (or set "+envSecretKey+")")
 	f.BoolVar(&c.Metrics, "metrics", false, "serve Prometheus metrics at GET /metrics on the API address (no key needed: keep the address private or use --metrics-addr)")
 	f.StringVar(&c.MetricsAddr, "metrics-addr", "", "if set, serve Prometheus metrics at GET /metrics on this separate address instead")
+	envFlags(f) // every serve flag is configuration
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c.SecretKey = os.Getenv(envSecretKey)
 		return Serve(cmd.Context(), c, cmd.ErrOrStderr(), nil)
@@ -106,6 +107,9 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 
+	if err := checkDBDir(c.DB); err != nil {
+		return err
+	}
 	db, err := store.Open(ctx, c.DB)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)

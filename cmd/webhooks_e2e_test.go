@@ -53,7 +53,7 @@ func TestWebhookE2EDeliverySurvivesKill(t *testing.T) {
 		"name": "Promo", "status": "published", "items": []any{map[string]any{"type": "text", "content": "hi"}}})
 
 	var before map[string]any
-	e2eWait(t, 10*time.Second, "a refused attempt", func() bool {
+	e2eWait(t, 30*time.Second, "a refused attempt", func() bool {
 		list := webhookDeliveries(srv, t, key, hook)
 		if len(list) != 1 || e2eNum(list[0], "attemptCount") < 1 {
 			return false
@@ -93,8 +93,8 @@ func TestWebhookE2EDeliverySurvivesKill(t *testing.T) {
 	}
 
 	srv = e2eServe(t, flags...)
-	e2eWait(t, 20*time.Second, "the delivery after the restart", func() bool { return count() >= 1 })
-	e2eWait(t, 5*time.Second, "the success to be recorded", func() bool {
+	e2eWait(t, 30*time.Second, "the delivery after the restart", func() bool { return count() >= 1 })
+	e2eWait(t, 30*time.Second, "the success to be recorded", func() bool {
 		return webhookDeliveries(srv, t, key, hook)[0]["status"] == "succeeded"
 	})
 	// Longer than the dispatcher's poll: nothing more may arrive.

@@ -9,11 +9,8 @@ import (
 var audienceStatuses = []string{store.AudienceActive, store.AudienceArchived}
 
 func (s *Server) handleAudienceList(w http.ResponseWriter, r *http.Request) {
-	status, ok := enumQuery(w, r, "status", audienceStatuses...)
-	if !ok {
-		return
-	}
-	o, ok := listOptions(w, r, 20, 100)
+	var status string
+	o, ok := listQuery(w, r, 20, 100, enumParam("status", &status, audienceStatuses...))
 	if !ok {
 		return
 	}
@@ -47,7 +44,7 @@ func (s *Server) recountAudience(r *http.Request, a *store.Audience) *store.Audi
 }
 
 func (s *Server) handleAudienceGet(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "audienceId")
 	if !ok {
 		return
 	}
@@ -56,7 +53,7 @@ func (s *Server) handleAudienceGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleAudienceUpdate(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "audienceId")
 	if !ok {
 		return
 	}
@@ -73,7 +70,7 @@ func (s *Server) handleAudienceUpdate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleAudienceDelete(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "audienceId")
 	if !ok {
 		return
 	}
@@ -85,11 +82,11 @@ func (s *Server) handleAudienceDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleAudienceMembers(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "audienceId")
 	if !ok {
 		return
 	}
-	o, ok := listOptions(w, r, 20, 100)
+	o, ok := listQuery(w, r, 20, 100)
 	if !ok {
 		return
 	}
@@ -98,7 +95,7 @@ func (s *Server) handleAudienceMembers(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleAudienceCheck(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "audienceId")
 	if !ok {
 		return
 	}

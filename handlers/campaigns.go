@@ -8,11 +8,8 @@ import (
 )
 
 func (s *Server) handleCampaignList(w http.ResponseWriter, r *http.Request) {
-	status, ok := enumQuery(w, r, "status", store.CampaignStatuses...)
-	if !ok {
-		return
-	}
-	o, ok := listOptions(w, r, 20, 100)
+	var status string
+	o, ok := listQuery(w, r, 20, 100, enumParam("status", &status, store.CampaignStatuses...))
 	if !ok {
 		return
 	}
@@ -31,7 +28,7 @@ func (s *Server) handleCampaignCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCampaignGet(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "campaignId")
 	if !ok {
 		return
 	}
@@ -40,7 +37,7 @@ func (s *Server) handleCampaignGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCampaignUpdate(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "campaignId")
 	if !ok {
 		return
 	}
@@ -53,7 +50,7 @@ func (s *Server) handleCampaignUpdate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCampaignStatus(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "campaignId")
 	if !ok {
 		return
 	}
@@ -72,7 +69,7 @@ func (s *Server) handleCampaignStatus(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleCampaignUnarchive(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "campaignId")
 	if !ok {
 		return
 	}
@@ -81,7 +78,7 @@ func (s *Server) handleCampaignUnarchive(w http.ResponseWriter, r *http.Request)
 }
 
 func (s *Server) handleCampaignDelete(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "campaignId")
 	if !ok {
 		return
 	}
@@ -151,7 +148,7 @@ func writeRaw(w http.ResponseWriter, status int, b []byte) {
 }
 
 func (s *Server) handleCampaignAnalytics(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "campaignId")
 	if !ok {
 		return
 	}

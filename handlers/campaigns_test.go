@@ -607,8 +607,22 @@ func TestCampaignMoves(t *testing.T) {
 				t.Fatalf("%s: unarchived to %v, want %v", tc.state, got, tc.back)
 			}
 		}
-		id := campaignInState(e, blocks, "draft", nil)
-		campaignWantRefusedMove(t, e.do("POST", pathf("/v1/campaigns/%d/unarchive", id), e.Admin, nil), "draft", "completed")
+		// Unarchiving what is not archived names the move asked for, not
+		// the state an archived campaign would return to.
+		for _, state := range []string{"draft", "active", "paused", "completed"} {
+			id := campaignInState(e, blocks, state, nil)
+			rec := e.do("POST", pathf("/v1/campaigns/%d/unarchive", id), e.Admin, nil)
+			if rec.Code != http.StatusBadRequest || errCode(t, rec) != "INVALID_REQUEST" {
+				t.Fatalf("%s: unarchive answered %d %s", state, rec.Code, rec.Body.String())
+			}
+			d := campaignDetails(t, rec)
+			if d["from"] != state || d["move"] != "unarchive" || d["to"] != nil {
+				t.Fatalf("%s: details=%v, want from %s, move unarchive", state, d, state)
+			}
+			if msg := rec.Body.String(); !strings.Contains(msg, "cannot be unarchived: it is "+state+", not archived") {
+				t.Fatalf("%s: message %s", state, msg)
+			}
+		}
 	})
 
 	t.Run("Refused", func(t *testing.T) {

@@ -9,11 +9,8 @@ import (
 var contentStatuses = []string{store.ContentDraft, store.ContentPublished, store.ContentArchived}
 
 func (s *Server) handleContentList(w http.ResponseWriter, r *http.Request) {
-	status, ok := enumQuery(w, r, "status", contentStatuses...)
-	if !ok {
-		return
-	}
-	o, ok := listOptions(w, r, 20, 100)
+	var status string
+	o, ok := listQuery(w, r, 20, 100, enumParam("status", &status, contentStatuses...))
 	if !ok {
 		return
 	}
@@ -31,7 +28,7 @@ func (s *Server) handleContentCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleContentGet(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "contentViewId")
 	if !ok {
 		return
 	}
@@ -40,7 +37,7 @@ func (s *Server) handleContentGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleContentUpdate(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "contentViewId")
 	if !ok {
 		return
 	}
@@ -51,7 +48,7 @@ func (s *Server) handleContentUpdate(w http.ResponseWriter, r *http.Request) {
 // The router names the first segment "id" because it shares the position
 // with PATCH /content/{contentViewId}.
 func (s *Server) handleContentUpdateInApp(w http.ResponseWriter, r *http.Request) {
-	app, ok := pathID(w, r, "id")
+	app, ok := pathIDAs(w, r, "id", "appId")
 	if !ok {
 		return
 	}
@@ -76,7 +73,7 @@ func (s *Server) updateContent(w http.ResponseWriter, r *http.Request, id int64)
 }
 
 func (s *Server) handleContentDelete(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "contentViewId")
 	if !ok {
 		return
 	}
@@ -90,7 +87,7 @@ func (s *Server) handleContentDelete(w http.ResponseWriter, r *http.Request) {
 // handleContentExternal serves a published block to the SDK; any other
 // block is reported missing, as if it did not exist.
 func (s *Server) handleContentExternal(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "contentViewId")
 	if !ok {
 		return
 	}

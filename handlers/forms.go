@@ -3,7 +3,6 @@ package handlers
 import (
 	"encoding/json"
 	"net/http"
-	"strconv"
 
 	"service/store"
 )
@@ -18,6 +17,16 @@ type formBody struct {
 	UserID        *string         `json:"userId"`
 	SessionID     *string         `json:"sessionId"`
 	Environment   *string         `json:"environment"`
+}
+
+// CheckFields names the body's bad fields, as the submission would.
+func (b *formBody) CheckFields(create bool) store.FieldErrors {
+	return b.input().CheckFields(create)
+}
+
+func (b *formBody) input() *store.FormSubmissionInput {
+	return &store.FormSubmissionInput{ContentViewID: b.ContentViewID, Data: b.Data, UserID: b.UserID,
+		SessionID: b.SessionID, Environment: b.Environment}
 }
 
 type formAnswer struct {
@@ -37,8 +46,7 @@ func (s *Server) handleFormSubmit(w http.ResponseWriter, r *http.Request) {
 		writeErrorCode(w, http.StatusForbidden, "FORBIDDEN", "this key belongs to another app", nil)
 		return
 	}
-	sub, err := s.DB.SubmitForm(r.Context(), appID(r), store.FormSubmissionInput{
-		ContentViewID: in.ContentViewID, Data: in.Data, UserID: in.UserID, SessionID: in.SessionID, Environment: in.Environment})
+	sub, err := s.DB.SubmitForm(r.Context(), appID(r), *in.input())
 	if err != nil {
 		s.writeError(w, r, err)
 		return
@@ -47,11 +55,11 @@ func (s *Server) handleFormSubmit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleContentSubmissions(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "contentViewId")
 	if !ok {
 		return
 	}
-	o, ok := listOptions(w, r, 20, 100)
+	o, ok := listQuery(w, r, 20, 100)
 	if !ok {
 		return
 	}
@@ -61,15 +69,7 @@ func (s *Server) handleContentSubmissions(w http.ResponseWriter, r *http.Request
 
 func (s *Server) handleFormSubmissionList(w http.ResponseWriter, r *http.Request) {
 	var content int64
-	if v := r.URL.Query().Get("contentViewId"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 {
-			fieldError(w, "contentViewId", "must be a positive integer")
-			return
-		}
-		content = n
-	}
-	o, ok := listOptions(w, r, 20, 100)
+	o, ok := listQuery(w, r, 20, 100, idParam("contentViewId", &content))
 	if !ok {
 		return
 	}

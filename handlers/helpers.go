@@ -2,12 +2,15 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,6 +91,13 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeErrorCode(w, m.status, m.code, e.Message, e.Details)
 		return
 	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// Only a server shutting down cancels a request's work (see
+		// ServeHTTP): not a fault to page anyone about.
+		s.Log.Info("request canceled", "method", r.Method, "path", r.URL.Path, "err", err)
+		writeErrorCode(w, http.StatusServiceUnavailable, "INTERNAL_ERROR", "request canceled, try again", nil)
+		return
+	}
 	s.Log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeErrorCode(w, http.StatusInternalServerError, "INTERNAL_ERROR", "internal error", nil)
 }
@@ -128,10 +138,16 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		invalid(w, "could not read request body", nil)
 		return false
 	}
-	return decodeBytes(w, body, v)
+	return decodeBytes(w, body, v, r.Method == http.MethodPost)
 }
 
-func decodeBytes(w http.ResponseWriter, body []byte, v any) bool {
+// fieldChecker is a body that can name its bad fields without writing;
+// create says whether the route creates (every required field) or edits.
+type fieldChecker interface {
+	CheckFields(create bool) store.FieldErrors
+}
+
+func decodeBytes(w http.ResponseWriter, body []byte, v any, create bool) bool {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
 		invalid(w, "request body is required", nil)
@@ -148,7 +164,9 @@ func decodeBytes(w http.ResponseWriter, body []byte, v any) bool {
 	if err := json.Unmarshal(body, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
-			invalid(w, "request has invalid fields", map[string]any{"fields": typeErrors(body, v)})
+			fields := typeErrors(body, v)
+			checkOthers(body, v, fields, create)
+			invalid(w, "request has invalid fields", map[string]any{"fields": fields})
 			return false
 		}
 		invalid(w, "malformed JSON body", nil)
@@ -179,6 +197,49 @@ func typeErrors(body []byte, v any) map[string]any {
 		out[path] = "must be " + article(typeErr.Type.Kind().String())
 	}
 	return out
+}
+
+// checkOthers adds to fields the problems of every member that decoded
+// fine, so the answer names them all at once, not only the wrongly typed
+// ones: the members named in fields are dropped, the rest decoded into a
+// fresh value and checked as the write path would check it.
+func checkOthers(body []byte, v any, fields map[string]any, create bool) {
+	if _, ok := v.(fieldChecker); !ok {
+		return
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return
+	}
+	bad := map[string]bool{}
+	for path := range fields {
+		bad[topMember(path)] = true
+	}
+	for k := range members {
+		if bad[k] {
+			delete(members, k)
+		}
+	}
+	rest, _ := json.Marshal(members)
+	fresh := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+	if json.Unmarshal(rest, fresh) != nil {
+		return
+	}
+	for path, reason := range fresh.(fieldChecker).CheckFields(create) {
+		// A wrongly typed member is absent from the rest: its "is
+		// required" would contradict the type error already named.
+		if !bad[topMember(path)] {
+			fields[path] = reason
+		}
+	}
+}
+
+// topMember returns the top-level member a JSON path starts with.
+func topMember(path string) string {
+	if i := strings.IndexAny(path, ".["); i >= 0 {
+		return path[:i]
+	}
+	return path
 }
 
 // pathAt returns the JSON path ("variants[1].trafficAllocation") of the
@@ -262,7 +323,15 @@ func article(kind string) string {
 
 // pathID parses a numeric path parameter, answering 400 when it is not one.
 func pathID(w http.ResponseWriter, r *http.Request, name string) (int64, bool) {
-	raw := httprouter.ParamsFromContext(r.Context()).ByName(name)
+	return pathIDAs(w, r, name, name)
+}
+
+// pathIDAs parses the router's path parameter param, naming it in errors
+// as the API reference does (campaignId, webhookId, ...): the router must
+// give one name to every parameter at the same position of a path, so
+// several resources share the name "id" there.
+func pathIDAs(w http.ResponseWriter, r *http.Request, param, name string) (int64, bool) {
+	raw := httprouter.ParamsFromContext(r.Context()).ByName(param)
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id < 1 {
 		invalid(w, fmt.Sprintf("path parameter %s must be a positive integer", name), map[string]any{"param": name})
@@ -271,43 +340,75 @@ func pathID(w http.ResponseWriter, r *http.Request, name string) (int64, bool) {
 	return id, true
 }
 
-// listOptions reads limit and page: limit defaults to def, is clamped to
-// max, and is 400 below 1 or when not a number; page is 1-based.
-func listOptions(w http.ResponseWriter, r *http.Request, def, max int) (store.ListOptions, bool) {
+// queryParam reads one filter of a list into its destination, recording
+// a bad value in fe.
+type queryParam func(q url.Values, fe store.FieldErrors)
+
+// listQuery reads limit, page and the list's filters. limit defaults to
+// def, is clamped to max, and is bad below 1 or when not a number; page is
+// 1-based. It answers 400 itself, naming every bad parameter at once, and
+// returns false then.
+func listQuery(w http.ResponseWriter, r *http.Request, def, max int, filters ...queryParam) (store.ListOptions, bool) {
 	q := r.URL.Query()
+	fe := store.FieldErrors{}
 	o := store.ListOptions{Limit: def, Page: 1}
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			fieldError(w, "limit", "must be a positive integer")
-			return o, false
+			fe.Add("limit", "must be a positive integer")
 		}
 		o.Limit = min(n, max)
 	}
 	if v := q.Get("page"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > 1_000_000 {
-			fieldError(w, "page", "must be a positive integer")
-			return o, false
+			fe.Add("page", "must be a positive integer")
 		}
 		o.Page = n
+	}
+	for _, f := range filters {
+		f(q, fe)
+	}
+	if len(fe) > 0 {
+		fields := make(map[string]any, len(fe))
+		for k, v := range fe {
+			fields[k] = v
+		}
+		invalid(w, "request has invalid fields", map[string]any{"fields": fields})
+		return o, false
 	}
 	return o, true
 }
 
-// enumQuery reads an optional query parameter that must be one of allowed.
-func enumQuery(w http.ResponseWriter, r *http.Request, name string, allowed ...string) (string, bool) {
-	v := r.URL.Query().Get(name)
-	if v == "" {
-		return "", true
-	}
-	for _, a := range allowed {
-		if v == a {
-			return v, true
+// enumParam reads an optional query parameter that must be one of allowed.
+func enumParam(name string, dst *string, allowed ...string) queryParam {
+	return func(q url.Values, fe store.FieldErrors) {
+		v := q.Get(name)
+		if v == "" {
+			return
 		}
+		if !slices.Contains(allowed, v) {
+			fe.Add(name, "must be one of "+strings.Join(allowed, ", "))
+			return
+		}
+		*dst = v
 	}
-	fieldError(w, name, "must be one of "+strings.Join(allowed, ", "))
-	return "", false
+}
+
+// idParam reads an optional query parameter that must be a positive id.
+func idParam(name string, dst *int64) queryParam {
+	return func(q url.Values, fe store.FieldErrors) {
+		v := q.Get(name)
+		if v == "" {
+			return
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 {
+			fe.Add(name, "must be a positive integer")
+			return
+		}
+		*dst = n
+	}
 }
 
 type listBody[T any] struct {

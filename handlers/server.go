@@ -5,6 +5,8 @@ package handlers
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -173,24 +175,82 @@ func (s *Server) routes() *httprouter.Router {
 	return rt
 }
 
-// ServeHTTP logs one line per request around the router.
+// ServeHTTP logs one line per request around the router, under a request
+// id that is echoed back in X-Request-Id.
+//
+// The handlers run on a context that the client's going away does not
+// cancel. net/http cancels a request's context as soon as the client
+// closes its sending side, which HTTP/1.1 allows after a whole request
+// (shutdown(SHUT_WR)); a request read whole and validated is then still
+// answered, and its write is never abandoned half way. Every handler's
+// work is bounded by the database, not by the client.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	info := &requestInfo{id: requestID(r.Header.Get("X-Request-Id"))}
+	w.Header()["X-Request-Id"] = []string{info.id}
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	s.router.ServeHTTP(rec, r)
-	s.Log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+	ctx := context.WithValue(context.WithoutCancel(r.Context()), infoKey{}, info)
+	s.router.ServeHTTP(rec, r.WithContext(ctx))
+	attrs := []slog.Attr{slog.String("request_id", info.id),
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
+		slog.Int("status", rec.status),
+		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000)}
+	if info.appID != 0 {
+		attrs = append(attrs, slog.Int64("app_id", info.appID))
+	}
+	if rec.err != nil || r.Context().Err() != nil {
+		// The client closed its side (half or whole) before the answer:
+		// the work it asked for is done all the same, and whether the
+		// answer reached it is the client's affair, not a server error.
+		attrs = append(attrs, slog.Bool("client_closed", true))
+	}
+	s.Log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+}
+
+// requestInfo is what the request log line learns while the request runs.
+type requestInfo struct {
+	id    string
+	appID int64
+}
+
+type infoKey struct{}
+
+// requestID returns the client's X-Request-Id when it is well formed (1 to
+// 128 characters of A-Z a-z 0-9 . _ -), so a caller can follow its own id
+// through the logs, and a new random one otherwise.
+func requestID(h string) string {
+	if n := len(h); n >= 1 && n <= 128 {
+		ok := true
+		for i := 0; i < n && ok; i++ {
+			c := h[i]
+			ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		}
+		if ok {
+			return h
+		}
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	err    error
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
 	r.status = code
 	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	n, err := r.ResponseWriter.Write(b)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return n, err
 }
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
@@ -245,6 +305,9 @@ func (s *Server) authorize(a access, h http.HandlerFunc) http.Handler {
 		if !allowed(a, key.Role, r.Method) {
 			writeErrorCode(w, http.StatusForbidden, "FORBIDDEN", "the "+key.Role+" role may not call this route", nil)
 			return
+		}
+		if info, _ := r.Context().Value(infoKey{}).(*requestInfo); info != nil {
+			info.appID = key.AppID
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, key)))
 	})

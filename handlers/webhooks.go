@@ -10,7 +10,7 @@ import (
 var deliveryStatuses = []string{store.DeliveryPending, store.DeliverySucceeded, store.DeliveryFailed}
 
 func (s *Server) handleWebhookList(w http.ResponseWriter, r *http.Request) {
-	o, ok := listOptions(w, r, 20, 100)
+	o, ok := listQuery(w, r, 20, 100)
 	if !ok {
 		return
 	}
@@ -39,7 +39,7 @@ func (s *Server) handleWebhookCreate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleWebhookGet(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "webhookId")
 	if !ok {
 		return
 	}
@@ -48,7 +48,7 @@ func (s *Server) handleWebhookGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleWebhookUpdate(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "webhookId")
 	if !ok {
 		return
 	}
@@ -61,7 +61,7 @@ func (s *Server) handleWebhookUpdate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleWebhookDelete(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "webhookId")
 	if !ok {
 		return
 	}
@@ -75,7 +75,7 @@ func (s *Server) handleWebhookDelete(w http.ResponseWriter, r *http.Request) {
 // handleWebhookTest queues a webhook.test delivery; 202 because it is sent
 // after the answer.
 func (s *Server) handleWebhookTest(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "webhookId")
 	if !ok {
 		return
 	}
@@ -100,15 +100,12 @@ func (s *Server) handleWebhookRotateSecret(w http.ResponseWriter, r *http.Reques
 }
 
 func (s *Server) handleDeliveryList(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "webhookId")
 	if !ok {
 		return
 	}
-	status, ok := enumQuery(w, r, "status", deliveryStatuses...)
-	if !ok {
-		return
-	}
-	o, ok := listOptions(w, r, 20, 100)
+	var status string
+	o, ok := listQuery(w, r, 20, 100, enumParam("status", &status, deliveryStatuses...))
 	if !ok {
 		return
 	}
@@ -117,7 +114,7 @@ func (s *Server) handleDeliveryList(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleDeliveryGet(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "webhookId")
 	if !ok {
 		return
 	}
@@ -130,7 +127,7 @@ func (s *Server) handleDeliveryGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleDeliveryRedeliver(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "webhookId")
 	if !ok {
 		return
 	}

@@ -43,7 +43,7 @@ func Compile(raw []byte, prefix string) (*Definition, map[string]string) {
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {
-		c.errs[prefix] = "must be a JSON object"
+		c.errs[prefix] = "must be an object"
 		return nil, c.errs
 	}
 	d := c.definition(obj, prefix)

@@ -395,7 +395,7 @@ func TestValidation(t *testing.T) {
 		want map[string]string // path -> substring of the reason
 	}{
 		{"not JSON", `{`, map[string]string{"definition": "valid JSON"}},
-		{"not an object", `[1]`, map[string]string{"definition": "JSON object"}},
+		{"not an object", `[1]`, map[string]string{"definition": "must be an object"}},
 		{"trailing data", `{"rules":[]} {}`, map[string]string{"definition": "single JSON object"}},
 		{"unknown top-level field", `{"rules":[{"field":"a","operator":"exists"}],"x":1}`, map[string]string{"definition.x": "not a known field"}},
 		{"bad logic", `{"logic":"XOR","rules":[{"field":"a","operator":"exists"}]}`, map[string]string{"definition.logic": "must be one of AND, OR"}},

@@ -30,10 +30,11 @@ const (
 
 // Key is an API key as the database knows it: never the plaintext.
 type Key struct {
-	ID        int64  `json:"id"`
-	AppID     int64  `json:"appId"`
-	Role      string `json:"role"`
-	Name      string `json:"name"`
+	ID    int64  `json:"id"`
+	AppID int64  `json:"appId"`
+	Role  string `json:"role"`
+	// Name is omitted when empty, as keys create prints it.
+	Name      string `json:"name,omitempty"`
 	Prefix    string `json:"prefix"`
 	CreatedAt Time   `json:"createdAt"`
 	RevokedAt *Time  `json:"revokedAt"`

@@ -310,19 +310,39 @@ func TestAudienceRecountMix(t *testing.T) {
 	db, app, clock := mustOpenApp(t, audienceT0)
 	now := clock.Now()
 	users := makePopulation(500)
-	for _, u := range users {
-		attrs := map[string]any{"country": u.country, "age": u.age}
-		if u.plan != "" {
-			attrs["plan"] = u.plan
+	// One transaction for the whole population: thousands of separate
+	// commits took minutes under -race on a loaded machine.
+	err := db.withTx(context.Background(), func(tx *Tx) error {
+		event := func(user, id string, at time.Time) error {
+			_, err := tx.Exec(`INSERT INTO events (app_id, event_id, user_id, ts) VALUES (?, ?, ?, ?)`, app, id, user, ms(at))
+			return err
 		}
-		mustTouchUser(t, db, app, u.id, attrs)
-		for _, d := range u.buys {
-			mustInsertEvent(t, db, app, u.id, "purchase", now.Add(-d))
+		for _, u := range users {
+			attrs := map[string]any{"country": u.country, "age": u.age}
+			if u.plan != "" {
+				attrs["plan"] = u.plan
+			}
+			if err := tx.touchUser(app, u.id, attrs); err != nil {
+				return err
+			}
+			for _, d := range u.buys {
+				if err := event(u.id, "purchase", now.Add(-d)); err != nil {
+					return err
+				}
+			}
+			for _, d := range u.logins {
+				if err := event(u.id, "login", now.Add(-d)); err != nil {
+					return err
+				}
+			}
+			if err := event(u.id, "page_view", now.Add(-time.Minute)); err != nil {
+				return err
+			}
 		}
-		for _, d := range u.logins {
-			mustInsertEvent(t, db, app, u.id, "login", now.Add(-d))
-		}
-		mustInsertEvent(t, db, app, u.id, "page_view", now.Add(-time.Minute))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	within := func(ds []time.Duration, w time.Duration) int {
 		n := 0
@@ -544,7 +564,7 @@ func TestAudienceConcurrentProfilesAndCounts(t *testing.T) {
 // waitPrepared waits until the statement cache has no prepare pending.
 func waitPrepared(tb testing.TB, db *DB) {
 	tb.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		db.wstmts.mu.Lock()
 		n := len(db.wstmts.pending)

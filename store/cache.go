@@ -216,6 +216,12 @@ func variantAnswer(campaignID, variantID int64, name string, cid sql.NullInt64, 
 	}
 	b = append(b, `,"contentViewId":`...)
 	b = appendInt(b, cid.Int64)
+	if cstatus.String != ContentPublished {
+		// End users see published blocks only, here as on the SDK's content
+		// route: a campaign started with a draft block assigns and counts,
+		// with nothing to show until the block is published.
+		return append(b, `,"contentView":null,"impressionRecorded":`...)
+	}
 	b = append(b, `,"contentView":{"id":`...)
 	b = appendInt(b, cid.Int64)
 	b = append(b, `,"name":`...)

@@ -382,7 +382,10 @@ func (db *DB) UnarchiveCampaign(ctx context.Context, appID, id int64) (*Campaign
 			to = CampaignCompleted
 		}
 		if cur != CampaignArchived {
-			return moveError("campaign", cur, to)
+			// Name the move asked for: the state it would restore means
+			// nothing for a campaign that is not archived.
+			return &Error{Code: EINVALID, Message: fmt.Sprintf("campaign cannot be unarchived: it is %s, not archived", cur),
+				Details: map[string]any{"from": cur, "move": "unarchive"}}
 		}
 		res, err := tx.Exec(`UPDATE campaigns SET status = ?, archived_from = NULL, updated_at = ? WHERE id = ? AND status = 'archived'`, to, ms(tx.now), id)
 		if err != nil {

@@ -418,7 +418,7 @@ func TestCampaignScheduleStaleDueList(t *testing.T) {
 		res, err := e.db.RunSchedule(ctx)
 		done <- result{res, err}
 	}()
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for e.db.write.Stats().WaitCount == waits {
 		if time.Now().After(deadline) {
 			t.Fatal("RunSchedule never queued for the writer")

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -120,8 +121,8 @@ func validateItems(raw json.RawMessage, fe FieldErrors) json.RawMessage {
 			fe.Add(p, "must not contain numbers out of range")
 			continue
 		}
-		if !isNull(it.Styles) && it.Styles[0] != '{' {
-			fe.Add(p+".styles", "must be an object")
+		if !isNull(it.Styles) {
+			checkStyles(it.Styles, p+".styles", fe)
 		}
 		switch *it.Type {
 		case "text", "heading":
@@ -150,6 +151,26 @@ func validateItems(raw json.RawMessage, fe FieldErrors) json.RawMessage {
 		return nil
 	}
 	return buf.Bytes()
+}
+
+// checkStyles checks the style properties whose type the spec fixes: a
+// numeric fontSize and a colour string. Other properties pass through.
+func checkStyles(raw json.RawMessage, p string, fe FieldErrors) {
+	var st struct {
+		FontSize json.RawMessage `json:"fontSize"`
+		Color    json.RawMessage `json:"color"`
+	}
+	if raw[0] != '{' || json.Unmarshal(raw, &st) != nil {
+		fe.Add(p, "must be an object")
+		return
+	}
+	if !isNull(st.FontSize) {
+		var n float64
+		if st.FontSize[0] == '"' || json.Unmarshal(st.FontSize, &n) != nil {
+			fe.Add(p+".fontSize", "must be a number")
+		}
+	}
+	checkString(fe, p+".color", st.Color, false)
 }
 
 func validURL(u string) bool {
@@ -336,6 +357,34 @@ func (tx *Tx) usedByLiveCampaign(contentID int64) (bool, error) {
 	return n > 0, err
 }
 
+// runningCampaignsShowing returns the ids of the active and paused
+// campaigns with a variant showing the block, in ascending order.
+func (tx *Tx) runningCampaignsShowing(contentID int64) ([]int64, error) {
+	rows, err := tx.Query(`SELECT DISTINCT c.id FROM campaign_variants v JOIN campaigns c ON c.id = v.campaign_id
+		WHERE v.content_view_id = ? AND c.status IN ('active','paused') ORDER BY c.id`, contentID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	ids := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+func joinIDs(ids []int64) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.FormatInt(id, 10)
+	}
+	return strings.Join(s, ", ")
+}
+
 // UpdateContent applies a partial update. Any status may follow any other;
 // entering published stamps publishedAt and emits content.published, leaving
 // it emits content.unpublished.
@@ -360,6 +409,19 @@ func (db *DB) UpdateContent(ctx context.Context, appID, id int64, in ContentInpu
 		}
 		if items == nil {
 			items = cur.Items
+		}
+		if cur.Status == ContentPublished && status != ContentPublished {
+			// End users see only published blocks: one that a running
+			// campaign serves stays published until the campaign ends.
+			ids, err := tx.runningCampaignsShowing(id)
+			if err != nil {
+				return err
+			}
+			if len(ids) > 0 {
+				return &Error{Code: EINVALID,
+					Message: fmt.Sprintf("content view is used by an active or paused campaign (%s) and must stay published", joinIDs(ids)),
+					Details: map[string]any{"from": cur.Status, "to": status, "campaigns": ids}}
+			}
 		}
 		if status == ContentArchived && cur.Status != ContentArchived {
 			if used, err := tx.usedByLiveCampaign(id); err != nil {

@@ -7,8 +7,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -171,6 +174,27 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 	}
 	db.startWatcher()
 	return db, nil
+}
+
+// MigrationsUpTo counts the shipped migrations numbered v or less: the
+// steps "down" can take from version v. Numbers may have gaps, so it is
+// not v itself.
+func MigrationsUpTo(v uint) (int, error) {
+	names, err := fs.Glob(migrations.FS, "*.up.sql")
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, name := range names {
+		num, err := strconv.ParseUint(strings.SplitN(name, "_", 2)[0], 10, 32)
+		if err != nil {
+			return 0, fmt.Errorf("migration %s: %w", name, err)
+		}
+		if uint(num) <= v {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Migrate applies migrations: steps 0 means all the way up, a negative

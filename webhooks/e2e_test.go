@@ -215,6 +215,11 @@ func (r *e2eReceiver) wait(t testing.TB, n int, timeout time.Duration) []e2eHit 
 	}
 }
 
+// e2ePatience bounds every wait for something that must happen. It is
+// generous on purpose: on a loaded machine (and under -race) a delivery due
+// in milliseconds may take seconds, and a wait that succeeds ends at once.
+const e2ePatience = 30 * time.Second
+
 // e2eEventually polls cond until it holds or timeout passes.
 var e2eEventually = testwait.Until
 
@@ -295,7 +300,7 @@ func TestE2EEventKindsSignedAndVerified(t *testing.T) {
 		"contentViewId": e2eNum(form, "id"), "data": json.RawMessage(formData), "userId": "u-1", "sessionId": "s-1", "environment": "production"})
 	test := e.call(http.StatusAccepted, "POST", fmt.Sprintf("/v1/webhooks/%d/test", hook), e.Admin, nil)
 
-	hits := rcv.wait(t, 5, 5*time.Second)
+	hits := rcv.wait(t, 5, e2ePatience)
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	want := map[string]string{}
 	want[fmt.Sprint(store.EventContentPublished, e2eNum(promo, "id"))] = fmt.Sprintf(`{"contentViewId":%d,"contentViewName":"Promo","publishedAt":%s,"hasItems":true}`,
@@ -350,7 +355,7 @@ func TestE2EEventKindsSignedAndVerified(t *testing.T) {
 	}
 	e2eNodeVerify(t, secret, hits)
 
-	e2eEventually(t, 2*time.Second, "deliveries recorded", func() bool {
+	e2eEventually(t, e2ePatience, "deliveries recorded", func() bool {
 		for _, d := range e.deliveries(hook) {
 			if d["status"] != "succeeded" {
 				return false
@@ -373,7 +378,7 @@ func TestE2ENoSignatureWithoutSecret(t *testing.T) {
 	e.start(50*time.Millisecond, nil)
 	hook := e.hook(map[string]any{"url": rcv.URL})
 	e.call(http.StatusAccepted, "POST", fmt.Sprintf("/v1/webhooks/%d/test", hook), e.Admin, nil)
-	h := rcv.wait(t, 1, 5*time.Second)[0]
+	h := rcv.wait(t, 1, e2ePatience)[0]
 	if _, ok := h.Header["X-Service-Signature"]; ok {
 		t.Fatalf("signature sent without a secret: %v", h.Header)
 	}
@@ -386,14 +391,16 @@ func TestE2ERetryTiming(t *testing.T) {
 	e.start(base, nil)
 	hook := e.hook(map[string]any{"url": rcv.URL, "maxRetries": 3})
 	e.publish("Promo")
-	hits := rcv.wait(t, 4, 5*time.Second)
+	hits := rcv.wait(t, 4, e2ePatience)
 	for k := 1; k < len(hits); k++ {
 		gap := hits[k].At.Sub(hits[k-1].At)
 		want := base << (k - 1)
-		// Stored times have millisecond resolution; the upper bound allows
-		// for a loaded machine.
-		if gap < want-2*time.Millisecond || gap > want+250*time.Millisecond {
-			t.Fatalf("retry %d came %s after the previous attempt, want about %s", k, gap, want)
+		// A retry is due base * 2^(k-1) after the previous failure was
+		// recorded, which is after the receiver saw it: the gap is never
+		// shorter (stored times lose up to a millisecond). It may be much
+		// longer on a loaded machine, so there is no upper bound.
+		if gap < want-2*time.Millisecond {
+			t.Fatalf("retry %d came %s after the previous attempt, want at least %s", k, gap, want)
 		}
 		t.Logf("retry %d after %s (want %s)", k, gap.Round(time.Millisecond), want)
 		if got, first := hits[k].Header.Get("X-Service-Delivery-ID"), hits[0].Header.Get("X-Service-Delivery-ID"); got != first {
@@ -401,7 +408,7 @@ func TestE2ERetryTiming(t *testing.T) {
 		}
 	}
 	var d map[string]any
-	e2eEventually(t, 2*time.Second, "delivery failed", func() bool {
+	e2eEventually(t, e2ePatience, "delivery failed", func() bool {
 		d = e.deliveries(hook)[0]
 		return d["status"] == "failed"
 	})
@@ -414,8 +421,9 @@ func TestE2ERetryTiming(t *testing.T) {
 			t.Fatalf("attempt=%v", a)
 		}
 	}
-	// No fifth attempt: retries are spent.
-	time.Sleep(8 * base)
+	// No fifth attempt: retries are spent. (Waiting longer than a fifth
+	// retry's delay can only let a wrong attempt show, never fail a right run.)
+	time.Sleep(16 * base)
 	if n := len(rcv.Hits()); n != 4 {
 		t.Fatalf("receiver got %d requests, want 4", n)
 	}
@@ -436,9 +444,9 @@ func TestE2EFailedAfterTenConsecutiveFailures(t *testing.T) {
 	e.start(time.Millisecond, nil)
 	hook := e.hook(map[string]any{"url": rcv.URL, "maxRetries": 10})
 	e.call(http.StatusAccepted, "POST", fmt.Sprintf("/v1/webhooks/%d/test", hook), e.Admin, nil)
-	rcv.wait(t, 10, 10*time.Second)
+	rcv.wait(t, 10, e2ePatience)
 	var w map[string]any
-	e2eEventually(t, 2*time.Second, "webhook FAILED", func() bool {
+	e2eEventually(t, e2ePatience, "webhook FAILED", func() bool {
 		w = e.webhook(hook)
 		return w["status"] == "FAILED"
 	})
@@ -468,8 +476,8 @@ func TestE2EFailedAfterTenConsecutiveFailures(t *testing.T) {
 	if w["status"] != "ACTIVE" || e2eNum(w, "consecutiveFailures") != 0 {
 		t.Fatalf("re-enabled=%v", w)
 	}
-	rcv.wait(t, 11, 5*time.Second)
-	e2eEventually(t, 2*time.Second, "delivery succeeded", func() bool {
+	rcv.wait(t, 11, e2ePatience)
+	e2eEventually(t, e2ePatience, "delivery succeeded", func() bool {
 		return e.deliveries(hook)[0]["status"] == "succeeded"
 	})
 	w = e.webhook(hook)
@@ -534,10 +542,12 @@ func TestE2EHangingReceiverDoesNotBlockOthers(t *testing.T) {
 		slowest = max(slowest, time.Since(start))
 	}
 	start := time.Now()
-	fast.wait(t, n, 5*time.Second)
+	fast.wait(t, n, e2ePatience)
 	t.Logf("%d deliveries to the healthy receiver within %s of the last write; slowest API write %s; hanging receiver holds %d",
 		n, time.Since(start).Round(time.Millisecond), slowest.Round(time.Microsecond), hang.Peak())
-	if slowest > 500*time.Millisecond {
+	// The hanging receiver holds its sends for 120 s: a write that waited
+	// on it would take that long. 5 s leaves room for a loaded machine.
+	if slowest > 5*time.Second {
 		t.Fatalf("an API write took %s while a receiver hangs", slowest)
 	}
 	if got, want := hang.Peak(), 2; got > want {
@@ -552,7 +562,7 @@ func TestE2ETimeoutIsAFailure(t *testing.T) {
 	hook := e.hook(map[string]any{"url": hang.URL, "timeoutSeconds": 1})
 	e.call(http.StatusAccepted, "POST", fmt.Sprintf("/v1/webhooks/%d/test", hook), e.Admin, nil)
 	var d map[string]any
-	e2eEventually(t, 4*time.Second, "timed-out attempt", func() bool {
+	e2eEventually(t, e2ePatience, "timed-out attempt", func() bool {
 		d = e.deliveries(hook)[0]
 		return e2eNum(d, "attemptCount") == 1
 	})
@@ -586,7 +596,7 @@ func TestE2EConnectionRefusedAndRedirect(t *testing.T) {
 		{moved, func(a map[string]any) bool { return e2eNum(a, "responseStatus") == 307 && a["error"] == nil }},
 	} {
 		var d map[string]any
-		e2eEventually(t, 3*time.Second, "failed delivery", func() bool {
+		e2eEventually(t, e2ePatience, "failed delivery", func() bool {
 			d = e.deliveries(tc.hook)[0]
 			return d["status"] == "failed"
 		})
@@ -605,25 +615,27 @@ func TestE2ERedeliverAndTestEndpoints(t *testing.T) {
 	e.start(50*time.Millisecond, nil)
 	hook := e.hook(map[string]any{"url": rcv.URL, "events": []string{"form.submitted"}, "secret": "s"})
 	test := e.call(http.StatusAccepted, "POST", fmt.Sprintf("/v1/webhooks/%d/test", hook), e.Admin, nil)
-	first := rcv.wait(t, 1, 5*time.Second)[0]
+	first := rcv.wait(t, 1, e2ePatience)[0]
 	id := strconv.FormatInt(e2eNum(test, "id"), 10)
 	if first.Event() != "webhook.test" || first.Header.Get("X-Service-Delivery-ID") != id {
 		t.Fatalf("test delivery arrived as %s %s", first.Event(), first.Header.Get("X-Service-Delivery-ID"))
 	}
-	e2eEventually(t, 2*time.Second, "test delivery succeeded", func() bool {
+	e2eEventually(t, e2ePatience, "test delivery succeeded", func() bool {
 		return e.deliveries(hook)[0]["status"] == "succeeded"
 	})
 	r := e.call(http.StatusAccepted, "POST", fmt.Sprintf("/v1/webhooks/%d/deliveries/%s/redeliver", hook, id), e.Admin, nil)
-	if r["status"] != "pending" {
+	// The answer is read after the commit, and the dispatcher, woken by
+	// it, may already have sent and recorded the redelivery by then.
+	if strconv.FormatInt(e2eNum(r, "id"), 10) != id || (r["status"] != "pending" && r["status"] != "succeeded") {
 		t.Fatalf("redeliver answered %v", r)
 	}
-	second := rcv.wait(t, 2, 5*time.Second)[1]
+	second := rcv.wait(t, 2, e2ePatience)[1]
 	// Same delivery, same bytes, same signature: receivers can deduplicate.
 	if second.Header.Get("X-Service-Delivery-ID") != id || !bytes.Equal(second.Body, first.Body) ||
 		second.Header.Get("X-Service-Signature") != first.Header.Get("X-Service-Signature") {
 		t.Fatalf("redelivery differs:\n%s %s\n%s %s", first.Header, first.Body, second.Header, second.Body)
 	}
-	e2eEventually(t, 2*time.Second, "redelivery recorded", func() bool {
+	e2eEventually(t, e2ePatience, "redelivery recorded", func() bool {
 		d := e.call(http.StatusOK, "GET", fmt.Sprintf("/v1/webhooks/%d/deliveries/%s", hook, id), e.Admin, nil)
 		return d["status"] == "succeeded" && e2eNum(d, "attemptCount") == 2
 	})

@@ -98,7 +98,8 @@ export interface AssignedVariant {
   variantId: number;
   variantName: string;
   contentViewId: number;
-  contentView: ContentView;
+  /** null while the variant's block is not published: show nothing for it. */
+  contentView: ContentView | null;
   impressionRecorded: boolean;
 }
 

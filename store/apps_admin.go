@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// FindApps returns every app, in id order.
+func (db *DB) FindApps(ctx context.Context) ([]*App, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id, name, plan, rate_limit FROM apps ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*App{}
+	for rows.Next() {
+		a := &App{}
+		if err := rows.Scan(&a.ID, &a.Name, &a.Plan, &a.RateLimit); err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// AppUpdate holds the fields of an app to change; nil leaves one as is.
+type AppUpdate struct {
+	Name *string
+	Plan *string
+	// RateLimit 0 takes the plan's limit. A plan change without a rate
+	// limit takes the new plan's limit too.
+	RateLimit *int
+	// AllowedOrigins replaces the browser origins the SDK routes answer
+	// (as ParseAllowedOrigins returns them).
+	AllowedOrigins *[]string
+}
+
+// UpdateApp changes an app's name, plan or rate limit.
+func (db *DB) UpdateApp(ctx context.Context, id int64, upd AppUpdate) (*App, error) {
+	fe := FieldErrors{}
+	if upd.Name != nil && strings.TrimSpace(*upd.Name) == "" {
+		fe.Add("name", "must not be empty")
+	}
+	if upd.Plan != nil {
+		if _, ok := planLimits[*upd.Plan]; !ok {
+			fe.Add("plan", "must be one of free, starter, pro, enterprise")
+		}
+	}
+	if upd.RateLimit != nil && *upd.RateLimit < 0 {
+		fe.Add("rateLimit", "must be 0 (the plan's limit) or more")
+	}
+	if upd.AllowedOrigins != nil && len(*upd.AllowedOrigins) == 0 {
+		fe.Add("allowedOrigins", "must not be empty; use * to allow any origin")
+	}
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	a := &App{ID: id}
+	err := db.withTx(ctx, func(tx *Tx) error {
+		err := tx.QueryRow(`SELECT name, plan, rate_limit FROM apps WHERE id = ?`, id).Scan(&a.Name, &a.Plan, &a.RateLimit)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("app")
+		} else if err != nil {
+			return err
+		}
+		if upd.Name != nil {
+			a.Name = strings.TrimSpace(*upd.Name)
+		}
+		if upd.Plan != nil && *upd.Plan != a.Plan {
+			a.Plan = *upd.Plan
+			a.RateLimit = planLimits[a.Plan]
+		}
+		if upd.RateLimit != nil {
+			a.RateLimit = *upd.RateLimit
+			if a.RateLimit == 0 {
+				a.RateLimit = planLimits[a.Plan]
+			}
+		}
+		_, err = tx.Exec(`UPDATE apps SET name = ?, plan = ?, rate_limit = ? WHERE id = ?`, a.Name, a.Plan, a.RateLimit, id)
+		if err == nil && upd.AllowedOrigins != nil {
+			_, err = tx.Exec(`UPDATE apps SET allowed_origins = ? WHERE id = ?`, strings.Join(*upd.AllowedOrigins, ","), id)
+		}
+		tx.changed = true
+		return err
+	})
+	if upd.AllowedOrigins != nil {
+		db.origins.Delete(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// appData lists what an app holds besides its keys, table by table, in
+// the order DeleteApp reports it.
+var appData = []struct{ name, query string }{
+	{"campaigns", `SELECT COUNT(*) FROM campaigns WHERE app_id = ?`},
+	{"contentViews", `SELECT COUNT(*) FROM content_views WHERE app_id = ?`},
+	{"audiences", `SELECT COUNT(*) FROM audiences WHERE app_id = ?`},
+	{"users", `SELECT COUNT(*) FROM users WHERE app_id = ?`},
+	{"events", `SELECT COUNT(*) FROM events WHERE app_id = ?`},
+	{"webhooks", `SELECT COUNT(*) FROM webhooks WHERE app_id = ?`},
+	{"formSubmissions", `SELECT COUNT(*) FROM form_submissions WHERE app_id = ?`},
+}
+
+// DeleteApp deletes an app and its keys. An app that holds data
+// (campaigns, content, audiences, users, events, webhooks, form
+// submissions) is refused unless force is set; with force everything goes
+// in the same transaction, so a failure leaves the app whole. It returns
+// what was deleted, by kind.
+func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]int64, error) {
+	counts := map[string]int64{}
+	err := db.withTx(ctx, func(tx *Tx) error {
+		var one int
+		if err := tx.QueryRow(`SELECT 1 FROM apps WHERE id = ?`, id).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+			return notFound("app")
+		} else if err != nil {
+			return err
+		}
+		var held []string
+		for _, d := range appData {
+			var n int64
+			if err := tx.QueryRow(d.query, id).Scan(&n); err != nil {
+				return err
+			}
+			counts[d.name] = n
+			if n > 0 {
+				held = append(held, fmt.Sprintf("%d %s", n, d.name))
+			}
+		}
+		if len(held) > 0 && !force {
+			details := map[string]any{}
+			for k, v := range counts {
+				details[k] = v
+			}
+			return &Error{Code: EINVALID, Message: fmt.Sprintf("app %d holds data (%s); use --force to delete it with all its data", id, strings.Join(held, ", ")),
+				Details: details}
+		}
+		// Events have no foreign key to apps (their table is written in
+		// bulk), so they go explicitly; campaigns go before the app because
+		// they reference audiences, which the app's cascade also deletes.
+		for _, q := range []string{
+			`DELETE FROM events WHERE app_id = ?`,
+			`DELETE FROM campaigns WHERE app_id = ?`,
+			`DELETE FROM apps WHERE id = ?`,
+		} {
+			if _, err := tx.Exec(q, id); err != nil {
+				return err
+			}
+		}
+		tx.changed = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return counts, nil
+}
