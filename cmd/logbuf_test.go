@@ -1,32 +1,15 @@
 package cmd
 
 import (
-	"bytes"
-	"sync"
 	"testing"
 	"time"
+
+	"service/internal/testlog"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func TestLogBuffer(t *testing.T) {
 	t.Run("FlushedWithinInterval", func(t *testing.T) {
-		var out lockedBuffer
+		var out testlog.Buffer
 		b := newLogBuffer(&out)
 		defer b.Close()
 		b.Write([]byte("line 1\n"))
@@ -39,7 +22,7 @@ func TestLogBuffer(t *testing.T) {
 		}
 	})
 	t.Run("FlushedOnClose", func(t *testing.T) {
-		var out lockedBuffer
+		var out testlog.Buffer
 		b := newLogBuffer(&out)
 		b.Write([]byte("a\n"))
 		b.Write([]byte("b\n"))
@@ -49,7 +32,7 @@ func TestLogBuffer(t *testing.T) {
 		}
 	})
 	t.Run("FlushNow", func(t *testing.T) {
-		var out lockedBuffer
+		var out testlog.Buffer
 		b := newLogBuffer(&out)
 		defer b.Close()
 		b.Write([]byte("serving\n"))

@@ -1,35 +1,22 @@
 package handlers
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
+
+	"service/internal/testlog"
 )
 
-type syncLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// lines returns the JSON lines logged so far, decoded.
-func (l *syncLog) lines(t *testing.T) []map[string]any {
+// logLines returns the JSON lines logged so far, decoded.
+func logLines(t *testing.T, l *testlog.Buffer) []map[string]any {
 	t.Helper()
-	l.mu.Lock()
-	defer l.mu.Unlock()
 	var out []map[string]any
-	for _, s := range strings.Split(strings.TrimSpace(l.b.String()), "\n") {
+	for _, s := range strings.Split(strings.TrimSpace(l.String()), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(s), &m); err != nil {
 			t.Fatalf("log line %q: %v", s, err)
@@ -55,7 +42,7 @@ func TestRequestLogAndRequestID(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			var logs syncLog
+			var logs testlog.Buffer
 			e.Srv.Log = slog.New(slog.NewJSONHandler(&logs, nil))
 			req := httptest.NewRequest("GET", pathf("/v1/apps/%d/campaigns", e.App.ID), nil)
 			if tc.auth {
@@ -71,7 +58,7 @@ func TestRequestLogAndRequestID(t *testing.T) {
 				t.Fatalf("X-Request-Id=%q for %q", id, tc.given)
 			}
 			var line map[string]any
-			for _, l := range logs.lines(t) {
+			for _, l := range logLines(t, &logs) {
 				if l["msg"] == "request" {
 					line = l
 				}

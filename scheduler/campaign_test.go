@@ -1,18 +1,17 @@
 package scheduler
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"service/internal/testclock"
+	"service/internal/testlog"
 	"service/store"
 )
 
@@ -195,29 +194,10 @@ func TestCampaignSchedulerCatchUp(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the scheduler goroutine writes while the test
-// reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A failing pass is logged and the loop goes on, and still stops on time.
 func TestCampaignSchedulerSurvivesErrors(t *testing.T) {
 	e := newCampaignEnv(t)
-	var log syncBuffer
+	var log testlog.Buffer
 	if err := e.db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +218,7 @@ func TestCampaignSchedulerLogsMoves(t *testing.T) {
 	e := newCampaignEnv(t)
 	id := e.create(nil, at(time.Hour), "active")
 	e.clock.Set(campaignT0.Add(2 * time.Hour))
-	var log syncBuffer
+	var log testlog.Buffer
 	e.run(time.Hour, &log)
 	e.waitStatus(id, "completed")
 	deadline := time.Now().Add(30 * time.Second)

@@ -1,40 +1,21 @@
 package webhooks_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"service/handlers"
+	"service/internal/testlog"
 	"service/keyring"
 	"service/store"
 	"service/webhooks"
 )
-
-// syncBuffer is a log sink safe for the dispatcher's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func ringOf(t *testing.T, keys ...string) *keyring.Ring {
 	t.Helper()
@@ -75,7 +56,7 @@ func TestDispatchHoldsDeliveryWhoseSecretDoesNotDecrypt(t *testing.T) {
 	if _, err := e.DB.SetSecretKeys(ctx, ringOf(t, k1)); err != nil {
 		t.Fatal(err)
 	}
-	var logs syncBuffer
+	var logs testlog.Buffer
 	e.start(10*time.Millisecond, func(d *webhooks.Dispatcher) {
 		d.Log = slog.New(slog.NewTextHandler(&logs, nil))
 		d.Lease = 500 * time.Millisecond
