@@ -161,8 +161,11 @@ export interface RenderOptions {
   onButtonClick?: (item: ContentItem, event: Event) => void;
 }
 
-/** What renderContent accepts: a content block, a variant answer, or items. */
-export type Renderable = ContentView | AssignedVariant | ContentItem[];
+/**
+ * What renderContent accepts: a content block, a variant answer, or items;
+ * null (the contentView of a variant whose block is not published) renders nothing.
+ */
+export type Renderable = ContentView | AssignedVariant | ContentItem[] | null;
 
 export interface Client {
   readonly appId: number;

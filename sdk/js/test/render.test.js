@@ -114,3 +114,14 @@ test('a form item renders a form that submits through submitForm', async () => {
   assert.equal(submitted[0].formSubmissionId, 9);
   await client.close();
 });
+
+test('a variant whose block is not published (contentView null) renders nothing', () => {
+  const doc = fakeDocument();
+  const el = doc.createElement('div');
+  el.appendChild(doc.createElement('p'));
+  const answer = { campaignId: 1, variantId: 2, variantName: 'B', contentViewId: 3, contentView: null, impressionRecorded: true };
+  assert.equal(renderContent(answer, el, { document: doc }), el);
+  assert.equal(el.children.length, 0);
+  renderContent(null, el, { document: doc });
+  assert.equal(el.children.length, 0);
+});
