@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/julienschmidt/httprouter"
@@ -229,10 +230,27 @@ func requestID(h string) string {
 			return h
 		}
 	}
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	// A random per-process prefix and a counter: unique across requests
+	// and restarts without a system call for randomness on every request.
+	n := requestSeq.Add(1)
+	var b [24]byte
+	copy(b[:12], requestPrefix)
+	const digits = "0123456789abcdef"
+	for i := 23; i >= 12; i-- {
+		b[i] = digits[n&15]
+		n >>= 4
+	}
+	return string(b[:])
 }
+
+var (
+	requestPrefix = func() string {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		return hex.EncodeToString(b[:])
+	}()
+	requestSeq atomic.Uint64
+)
 
 type statusRecorder struct {
 	http.ResponseWriter
