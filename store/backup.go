@@ -88,7 +88,7 @@ func openPlain(path string) (*sql.DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	return sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(10000)")
+	return sql.Open("sqlite", "file:"+dsnPath.Replace(path)+"?mode=ro&_pragma=busy_timeout(10000)")
 }
 
 // ErrInUse is returned by Restore when another process holds the target
@@ -111,7 +111,7 @@ func InUse(ctx context.Context, path string) (bool, error) {
 		}
 		return false, err
 	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(0)&_pragma=locking_mode(EXCLUSIVE)")
+	db, err := sql.Open("sqlite", "file:"+dsnPath.Replace(path)+"?_pragma=busy_timeout(0)&_pragma=locking_mode(EXCLUSIVE)")
 	if err != nil {
 		return false, err
 	}

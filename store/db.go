@@ -72,6 +72,8 @@ type DB struct {
 	Observe *Observer
 }
 
+var dsnPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
+
 // DSN returns the connection string for path. The pragmas sit in the DSN so
 // that every pooled connection gets them, not only the one that ran a PRAGMA.
 func DSN(path string) string { return dsn(path) }
@@ -111,7 +113,10 @@ func dsn(path string, extra ...string) string {
 	// BEGIN IMMEDIATE: a deferred transaction that reads and then writes fails
 	// with SQLITE_BUSY at once, whatever busy_timeout says.
 	v.Add("_txlock", "immediate")
-	return "file:" + path + "?" + v.Encode()
+	// The path is a URI's path: SQLite decodes %XX in it, and the driver
+	// cuts it at the first '?', so those characters (and '#') are escaped
+	// to name exactly the file given.
+	return "file:" + dsnPath.Replace(path) + "?" + v.Encode()
 }
 
 // Open opens (creating if needed) the database at path and migrates it to

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -564,5 +565,39 @@ func TestStoreContentWebhookOutbox(t *testing.T) {
 	wantData := fmt.Sprintf(`{"contentViewId":%d,"contentViewName":%q,"publishedAt":%q,"hasItems":false}`, e.ID, empty, stamp())
 	if len(got) != 2 || got[0] != (delivery{1, EventContentPublished, wantData}) || got[1] != (delivery{2, EventContentPublished, wantData}) {
 		t.Fatalf("create published queued %+v, want %v", got, wantData)
+	}
+}
+
+// TestOpenPathWithURICharacters: a database path holding characters that
+// mean something in a URI opens exactly that file, not another one.
+func TestOpenPathWithURICharacters(t *testing.T) {
+	for _, name := range []string{"a%25b.db", "a?b.db", "a#b.db", "a b%.db", "100%.db"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, name)
+			db := mustOpenDBAt(t, path)
+			if _, err := db.CreateApp(context.Background(), "a", "free", 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				if e.Name() != name && !strings.HasPrefix(e.Name(), name+"-") {
+					t.Fatalf("opening %q created %q", name, e.Name())
+				}
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Fatalf("the file %q was not created: %v", name, err)
+			}
+			again := mustOpenDBAt(t, path)
+			if apps, err := again.FindAllApps(context.Background()); err != nil || len(apps) != 1 {
+				t.Fatalf("reopened: %d apps, %v; want the one created", len(apps), err)
+			}
+		})
 	}
 }
