@@ -62,7 +62,12 @@ func (s *Server) allowOrigin(w http.ResponseWriter, r *http.Request) bool {
 // authentication so that a page can read a 401 or 429 too.
 func (s *Server) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.allowOrigin(w, r) {
+		// Browsers send Origin on every cross-origin call; the SDK's other
+		// callers (React Native, servers) do not, and get no CORS headers
+		// and no origin lookup on their hot path.
+		if _, ok := r.Header["Origin"]; !ok {
+			w.Header().Add("Vary", "Origin")
+		} else if s.allowOrigin(w, r) {
 			w.Header().Set("Access-Control-Expose-Headers", corsExposed)
 		}
 		next.ServeHTTP(w, r)

@@ -227,3 +227,21 @@ func TestCORSPerAppOrigins(t *testing.T) {
 		t.Fatalf("unknown app: status=%d Allow-Origin=%q, want 204 *", res.StatusCode, got)
 	}
 }
+
+// A caller that sends no Origin (React Native, a server) is not a browser
+// doing CORS: its SDK answers carry no CORS headers beyond Vary.
+func TestCORSNoOriginNoHeaders(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(e.Srv)
+	defer srv.Close()
+	res := corsDo(t, srv, "POST", pathf("/v1/apps-external/%d/variants", e.App.ID), map[string]string{"Authorization": "Bearer " + e.Cli}, `{"userId":"u"}`)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("status=%d, want 200", res.StatusCode)
+	}
+	if got := corsHeaders(res.Header); len(got) != 0 {
+		t.Fatalf("CORS headers without Origin: %v", got)
+	}
+	if res.Header.Get("Vary") != "Origin" {
+		t.Fatalf("Vary=%q, want Origin", res.Header.Get("Vary"))
+	}
+}

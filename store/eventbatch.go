@@ -24,11 +24,7 @@ func (db *DB) LogEvents(ctx context.Context, appID int64, ins []*EventInput) ([]
 	goals := make([][]*liveCampaign, len(ins))
 	res := make([]*EventResult, len(ins))
 	for i, in := range ins {
-		for _, lc := range active {
-			if lc.goal == in.EventID {
-				goals[i] = append(goals[i], lc)
-			}
-		}
+		goals[i] = goalsOf(active, in.EventID)
 		res[i] = &EventResult{Success: true, EventID: in.EventID}
 	}
 	if len(ins) == 0 {

@@ -72,22 +72,28 @@ func (db *DB) LogEvent(ctx context.Context, appID int64, in *EventInput) (*Event
 	}
 	// Goal lookups come from the in-memory active campaigns, not a query
 	// per event.
-	var goals []*liveCampaign
 	active, err := db.activeCampaigns(ctx, appID)
 	if err != nil {
 		return nil, err
 	}
-	for _, lc := range active {
-		if lc.goal == in.EventID {
-			goals = append(goals, lc)
-		}
-	}
+	goals := goalsOf(active, in.EventID)
 	res := &EventResult{Success: true, EventID: in.EventID}
 	err = db.batch.do(ctx, func(tx *Tx) error { return tx.logEvent(appID, in, goals, res) })
 	if err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// goalsOf returns the active campaigns whose goal is eventID.
+func goalsOf(active []*liveCampaign, eventID string) []*liveCampaign {
+	var goals []*liveCampaign
+	for _, lc := range active {
+		if lc.goal == eventID {
+			goals = append(goals, lc)
+		}
+	}
+	return goals
 }
 
 func nullable(s string) any {
