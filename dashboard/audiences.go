@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -148,10 +149,8 @@ func typed(s, kind string) (any, bool) {
 	s = strings.TrimSpace(s)
 	switch kind {
 	case "number":
-		if _, err := strconv.ParseFloat(s, 64); err != nil {
-			return nil, false
-		}
-		return json.Number(s), true
+		n, ok := jsonNumber(s)
+		return n, ok
 	case "boolean":
 		b, err := strconv.ParseBool(s)
 		return b, err == nil
@@ -162,10 +161,20 @@ func typed(s, kind string) (any, bool) {
 // numberOrText keeps a number the person typed as a JSON number, and
 // anything else as text, so the rule engine's own message explains it.
 func numberOrText(s string) any {
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		return json.Number(s)
+	if n, ok := jsonNumber(s); ok {
+		return n
 	}
 	return s
+}
+
+// jsonNumber reads a number as a person types it (".5", "+5", "007") into
+// the JSON number it means; NaN and infinities are not numbers here.
+func jsonNumber(s string) (json.Number, bool) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return "", false
+	}
+	return json.Number(strconv.FormatFloat(f, 'g', -1, 64)), true
 }
 
 // definition builds the JSON definition from the rows. Inputs that mean
@@ -229,7 +238,12 @@ func definition(logic string, rows []ruleRow, errs map[string]string) json.RawMe
 		}
 		list = append(list, m)
 	}
-	b, _ := json.Marshal(map[string]any{"logic": logic, "rules": list})
+	b, err := json.Marshal(map[string]any{"logic": logic, "rules": list})
+	if err != nil {
+		// Every value above is a string, bool or checked number; should one
+		// slip through, say so rather than send no definition.
+		errs["definition"] = "could not be built: " + err.Error()
+	}
 	return b
 }
 

@@ -35,6 +35,7 @@ func TestAudienceBuilder(t *testing.T) {
 		{"NameRequired", map[string]string{"name": ""}, "name", "is required"},
 		{"FieldRequired", map[string]string{"rules[0].field": ""}, "rules[0].field", "is required"},
 		{"NumberTyped", map[string]string{"rules[0].valueType": "number"}, "rules[0].value", "must be a number"},
+		{"NaNIsNoNumber", map[string]string{"rules[0].valueType": "number", "rules[0].value": "NaN"}, "rules[0].value", "must be a number"},
 		{"ListTyped", map[string]string{"rules[0].operator": "in", "rules[0].value": "1, x", "rules[0].valueType": "number"}, "rules[0].value", "“x” is not a number"},
 		{"EventIDRequired", map[string]string{"rules[1].eventId": ""}, "rules[1].eventId", "is required"},
 		{"WindowPositive", map[string]string{"rules[1].timeWindow.value": "-2"}, "rules[1].timeWindow.value", "must be a positive number"},
@@ -272,4 +273,31 @@ func TestAllowedOriginsSettings(t *testing.T) {
 func errInRule(body string, i int, reason string) bool {
 	f := between(body, fmt.Sprintf(`data-rule="%d"`, i), "</fieldset>")
 	return strings.Contains(f, `class="ferr">`+reason)
+}
+
+// Numbers typed the way people type them (".5", "+5", "007") are saved as
+// the numbers they mean, never dropped from the definition.
+func TestAudienceBuilderNumberForms(t *testing.T) {
+	e := newEnv(t)
+	b := e.signedIn()
+	app := e.app("shop")
+	base := fmt.Sprintf("/apps/%d/audiences", app.ID)
+	for i, tc := range []struct{ typed, want string }{{".5", "0.5"}, {"+5", "5"}, {"007", "7"}, {"5.", "5"}} {
+		f := audienceForm()
+		f.Set("name", fmt.Sprint("N", i))
+		f.Set("rules[0].field", "age")
+		f.Set("rules[0].operator", "greater_than")
+		f.Set("rules[0].valueType", "number")
+		f.Set("rules[0].value", tc.typed)
+		if p := b.post(base, f); p.status >= 400 {
+			t.Fatalf("%q: status %d:\n%s", tc.typed, p.status, p.body)
+		}
+		list, _, err := e.db.FindAudiences(e.ctx, app.ID, "", store.ListOptions{Limit: 1, Page: 1})
+		if err != nil || len(list) != 1 {
+			t.Fatalf("%q: %v %v", tc.typed, list, err)
+		}
+		if got := string(list[0].Definition); !strings.Contains(got, `"value":`+tc.want+`}`) && !strings.Contains(got, `"value":`+tc.want+`,`) {
+			t.Fatalf("%q stored as %s, want value %s", tc.typed, got, tc.want)
+		}
+	}
 }
