@@ -82,7 +82,10 @@ func (s *Server) preflight(methods []string) http.Handler {
 	allow := strings.Join(methods, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		if s.allowOrigin(w, r) {
+		// A preflight without Origin is no browser's: no origin lookup.
+		if _, ok := r.Header["Origin"]; !ok {
+			h.Add("Vary", "Origin")
+		} else if s.allowOrigin(w, r) {
 			h.Set("Access-Control-Allow-Methods", allow)
 			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
 			h.Set("Access-Control-Max-Age", strconv.Itoa(corsMaxAge))

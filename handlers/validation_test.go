@@ -164,6 +164,7 @@ func TestValidationPathParameterNames(t *testing.T) {
 		{"GET", "/v1/audiences/abc/members", "audienceId"},
 		{"GET", "/v1/webhooks/abc", "webhookId"},
 		{"GET", "/v1/webhooks/abc/deliveries", "webhookId"},
+		{"POST", "/v1/webhooks/abc/rotate-secret", "webhookId"},
 		{"GET", "/v1/webhooks/1/deliveries/abc", "deliveryId"},
 		{"POST", "/v1/webhooks/1/deliveries/abc/redeliver", "deliveryId"},
 		{"POST", pathf("/v1/apps-external/%d/campaigns/abc/variant", e.App.ID), "campaignId"},

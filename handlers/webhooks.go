@@ -87,7 +87,7 @@ func (s *Server) handleWebhookTest(w http.ResponseWriter, r *http.Request) {
 // body) and answers the webhook with it, the only time it is shown. An
 // empty body takes every default.
 func (s *Server) handleWebhookRotateSecret(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "id")
+	id, ok := pathIDAs(w, r, "id", "webhookId")
 	if !ok {
 		return
 	}

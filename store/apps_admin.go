@@ -52,8 +52,14 @@ func (db *DB) UpdateApp(ctx context.Context, id int64, upd AppUpdate) (*App, err
 	if upd.RateLimit != nil && *upd.RateLimit < 0 {
 		fe.Add("rateLimit", "must be 0 (the plan's limit) or more")
 	}
-	if upd.AllowedOrigins != nil && len(*upd.AllowedOrigins) == 0 {
-		fe.Add("allowedOrigins", "must not be empty; use * to allow any origin")
+	if upd.AllowedOrigins != nil {
+		// The same parser as every other way in, so a list stored here
+		// reads back as given.
+		list, err := ParseAllowedOrigins(strings.Join(*upd.AllowedOrigins, ","))
+		if err != nil {
+			return nil, err
+		}
+		upd.AllowedOrigins = &list
 	}
 	if err := fe.Err(); err != nil {
 		return nil, err

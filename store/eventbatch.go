@@ -12,6 +12,11 @@ const MaxEventBatch = 100
 // answers the first event. Callers validate each event first (Validate) and
 // pass only the valid ones.
 func (db *DB) LogEvents(ctx context.Context, appID int64, ins []*EventInput) ([]*EventResult, error) {
+	if len(ins) == 0 {
+		return nil, nil
+	}
+	// Validated again here, cheaply, because a store method never trusts
+	// its caller to have done so.
 	for _, in := range ins {
 		if err := in.Validate(); err != nil {
 			return nil, err
@@ -26,9 +31,6 @@ func (db *DB) LogEvents(ctx context.Context, appID int64, ins []*EventInput) ([]
 	for i, in := range ins {
 		goals[i] = goalsOf(active, in.EventID)
 		res[i] = &EventResult{Success: true, EventID: in.EventID}
-	}
-	if len(ins) == 0 {
-		return res, nil
 	}
 	err = db.batch.do(ctx, func(tx *Tx) error {
 		for i, in := range ins {

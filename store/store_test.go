@@ -601,3 +601,27 @@ func TestOpenPathWithURICharacters(t *testing.T) {
 		})
 	}
 }
+
+// UpdateApp reads allowed origins with the same parser as every other way
+// in: an entry that could never match an Origin header is refused, and
+// nothing changes.
+func TestUpdateAppAllowedOrigins(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpenDB(t)
+	app, err := db.CreateApp(ctx, "a", "free", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range [][]string{{}, {"a.example"}, {"https://a.example/path"}, {"ftp://a.example"}} {
+		_, err := db.UpdateApp(ctx, app.ID, AppUpdate{AllowedOrigins: &bad})
+		wantCode(t, err, EINVALID)
+	}
+	good := []string{"https://a.example", "http://localhost:3000"}
+	if _, err := db.UpdateApp(ctx, app.ID, AppUpdate{AllowedOrigins: &good}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.AllowedOrigins(ctx, app.ID)
+	if err != nil || strings.Join(got, " ") != "https://a.example http://localhost:3000" {
+		t.Fatalf("origins=%v, %v; want %v", got, err, good)
+	}
+}
