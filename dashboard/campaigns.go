@@ -309,6 +309,14 @@ func (d *Dashboard) campaignView(r *req, c *store.Campaign, f campaignForm) (*vi
 	if err != nil {
 		return nil, err
 	}
+	// The campaign's own audience stays offered even when the list above
+	// misses it (archived since, or past the first page): otherwise the
+	// select would fall back to "Everyone" and a save would drop it.
+	if id, err := strconv.ParseInt(f.Audience, 10, 64); err == nil && !slices.ContainsFunc(auds, func(a *store.Audience) bool { return a.ID == id }) {
+		if a, err := d.DB.FindAudienceByID(r.Context(), r.App.ID, id); err == nil {
+			auds = append(auds, a)
+		}
+	}
 	data.Audiences = auds
 	v.Data = data
 	return v, nil

@@ -301,3 +301,22 @@ func TestAudienceBuilderNumberForms(t *testing.T) {
 		}
 	}
 }
+
+// A draft whose audience was archived since still shows that audience as
+// chosen, so saving the draft cannot silently retarget it at everyone.
+func TestCampaignEditorKeepsArchivedAudience(t *testing.T) {
+	e := newEnv(t)
+	b := e.signedIn()
+	app := e.app("shop")
+	a := e.audience(app.ID, "Germans", `{"logic":"AND","rules":[{"field":"country","operator":"equals","value":"DE"}]}`)
+	c := e.campaign(app.ID, "Checkout", "purchase")
+	aud, _ := json.Marshal(a.ID)
+	if _, err := e.db.UpdateCampaign(e.ctx, app.ID, c.ID, store.CampaignInput{AudienceID: aud}); err != nil {
+		t.Fatal(err)
+	}
+	archived := store.AudienceArchived
+	if _, err := e.db.UpdateAudience(e.ctx, app.ID, a.ID, store.AudienceInput{Status: &archived}); err != nil {
+		t.Fatal(err)
+	}
+	wantContains(t, b.get(fmt.Sprintf("/apps/%d/campaigns/%d", app.ID, c.ID)), fmt.Sprintf(`<option value="%d" selected>Germans</option>`, a.ID))
+}
