@@ -125,11 +125,13 @@ func (d *Dashboard) handleSubmissionsCSV(w http.ResponseWriter, r *req) {
 		}
 		return cw.Error()
 	})
-	cw.Flush()
 	if err != nil {
-		// The status is sent; all that is left is to stop and say why in the log.
+		// The status may be sent already: cut the connection, so the
+		// download fails visibly instead of ending like a whole file.
 		d.Log.Error("csv export", "content", id, "err", err)
+		panic(http.ErrAbortHandler)
 	}
+	cw.Flush()
 }
 
 func deref(s *string) string {
