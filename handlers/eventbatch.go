@@ -83,9 +83,10 @@ func decodeBatchEvent(raw json.RawMessage, prefix string) (*store.EventInput, ma
 		return nil, map[string]any{prefix: "must be an object"}
 	}
 	in := &store.EventInput{}
-	if err := json.Unmarshal(raw, in); err != nil {
+	// The single event route's decoder, so both name the same bad fields.
+	if msg, bad := decodeFields(raw, in, true); msg != "" {
 		fields := map[string]any{}
-		for k, v := range typeErrors(raw, in) {
+		for k, v := range bad {
 			fields[prefix+"."+k] = v
 		}
 		if len(fields) == 0 {

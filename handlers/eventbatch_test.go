@@ -221,3 +221,19 @@ func TestEventBatchRoles(t *testing.T) {
 		})
 	}
 }
+
+// A batch item is decoded like the single event route's body: every bad
+// field of it is named at once, wrong types and other rules together.
+func TestEventBatchItemNamesEveryBadField(t *testing.T) {
+	e, _ := evSetup(t)
+	m := e.evBatch(http.StatusOK, e.Cli, map[string]any{"events": []any{
+		map[string]any{"eventId": 42, "metadata": "x"},
+	}})
+	items := batchItems(t, m)
+	fields, _ := items[0]["error"].(map[string]any)["details"].(map[string]any)["fields"].(map[string]any)
+	for _, f := range []string{"events[0].eventId", "events[0].metadata"} {
+		if _, ok := fields[f]; !ok {
+			t.Fatalf("fields=%v, want %s named", fields, f)
+		}
+	}
+}

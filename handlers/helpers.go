@@ -148,31 +148,42 @@ type fieldChecker interface {
 }
 
 func decodeBytes(w http.ResponseWriter, body []byte, v any, create bool) bool {
+	msg, fields := decodeFields(body, v, create)
+	if msg == "" {
+		return true
+	}
+	var details map[string]any
+	if fields != nil {
+		details = map[string]any{"fields": fields}
+	}
+	invalid(w, msg, details)
+	return false
+}
+
+// decodeFields decodes body into v and writes nothing: on failure it
+// returns the message and, for members of the wrong type, every bad field
+// (with the other rules' complaints too, for types that check their own).
+func decodeFields(body []byte, v any, create bool) (string, map[string]any) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		invalid(w, "request body is required", nil)
-		return false
+		return "request body is required", nil
 	}
 	if trimmed[0] != '{' {
-		invalid(w, "request body must be a JSON object", nil)
-		return false
+		return "request body must be a JSON object", nil
 	}
 	if !utf8.Valid(body) {
-		invalid(w, "request body must be valid UTF-8", nil)
-		return false
+		return "request body must be valid UTF-8", nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
 			fields := typeErrors(body, v)
 			checkOthers(body, v, fields, create)
-			invalid(w, "request has invalid fields", map[string]any{"fields": fields})
-			return false
+			return "request has invalid fields", fields
 		}
-		invalid(w, "malformed JSON body", nil)
-		return false
+		return "malformed JSON body", nil
 	}
-	return true
+	return "", nil
 }
 
 // typeErrors names every top-level member of body whose value has the
