@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"sync"
 	"time"
 )
 
@@ -89,8 +90,18 @@ func (db *DB) FindAppByID(ctx context.Context, id int64) (*App, error) {
 }
 
 func hashKey(plaintext string) []byte {
-	h := sha256.Sum256([]byte(plaintext))
+	h := keyHash(plaintext)
 	return h[:]
+}
+
+// keyHash is the SHA-256 of a key's plaintext. Keys fit the stack buffer,
+// sparing the request path the copy []byte(plaintext) allocates.
+func keyHash(plaintext string) [32]byte {
+	var buf [128]byte
+	if len(plaintext) <= len(buf) {
+		return sha256.Sum256(append(buf[:0], plaintext...))
+	}
+	return sha256.Sum256([]byte(plaintext))
 }
 
 // CreateKey makes a key for an app and returns it with its plaintext, which
@@ -168,7 +179,7 @@ func (db *DB) RevokeKey(ctx context.Context, id int64) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.keys.Clear()
+	db.keys.clear()
 	k := &Key{ID: id}
 	var created, revoked int64
 	err = db.read.QueryRowContext(ctx, `SELECT app_id, role, name, key_prefix, created_at, revoked_at FROM api_keys WHERE id = ?`, id).
@@ -192,17 +203,58 @@ type cachedKey struct {
 	expires time.Time
 }
 
+// keyCache holds the keys recently authenticated, by hash. A plain map
+// under a lock rather than a sync.Map: an array key stored in an interface
+// costs an allocation on every lookup, and this runs on every request.
+type keyCache struct {
+	mu sync.RWMutex
+	m  map[[32]byte]cachedKey
+}
+
+func (c *keyCache) get(sum [32]byte) (cachedKey, bool) {
+	c.mu.RLock()
+	k, ok := c.m[sum]
+	c.mu.RUnlock()
+	return k, ok
+}
+
+func (c *keyCache) put(sum [32]byte, k cachedKey) {
+	c.mu.Lock()
+	if c.m == nil {
+		c.m = map[[32]byte]cachedKey{}
+	}
+	c.m[sum] = k
+	c.mu.Unlock()
+}
+
+func (c *keyCache) delete(sum [32]byte) {
+	c.mu.Lock()
+	delete(c.m, sum)
+	c.mu.Unlock()
+}
+
+func (c *keyCache) clear() {
+	c.mu.Lock()
+	clear(c.m)
+	c.mu.Unlock()
+}
+
 // Authenticate returns the live key for a plaintext, or an error when it is
 // unknown or revoked. Hits are served from memory: this runs on every
 // request, the SDK's hot paths included.
 func (db *DB) Authenticate(ctx context.Context, plaintext string) (*Key, error) {
-	sum := sha256.Sum256([]byte(plaintext))
+	sum := keyHash(plaintext)
 	now := time.Now()
-	if v, ok := db.keys.Load(sum); ok {
-		if c := v.(cachedKey); now.Before(c.expires) {
-			return c.key, nil
-		}
+	if c, ok := db.keys.get(sum); ok && now.Before(c.expires) {
+		return c.key, nil
 	}
+	return db.loadKey(ctx, sum, now)
+}
+
+// loadKey reads a key by hash for Authenticate. It takes the hash by value:
+// the query keeps a slice of its own copy, so only a cache miss moves a
+// hash to the heap.
+func (db *DB) loadKey(ctx context.Context, sum [32]byte, now time.Time) (*Key, error) {
 	k := &Key{}
 	var revoked sql.NullInt64
 	var created int64
@@ -213,13 +265,13 @@ func (db *DB) Authenticate(ctx context.Context, plaintext string) (*Key, error) 
 	// Unknown keys are not cached: anyone can invent them, and the cache
 	// must not grow with what they send.
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && revoked.Valid) {
-		db.keys.Delete(sum)
+		db.keys.delete(sum)
 		return nil, Errorf(EINVALID, "invalid API key")
 	}
 	if err != nil {
 		return nil, err
 	}
 	k.CreatedAt = NewTime(fromMS(created))
-	db.keys.Store(sum, cachedKey{key: k, expires: now.Add(keyCacheTTL)})
+	db.keys.put(sum, cachedKey{key: k, expires: now.Add(keyCacheTTL)})
 	return k, nil
 }

@@ -43,7 +43,7 @@ type DB struct {
 	gen   atomic.Uint64
 	watch *watcher
 
-	keys    sync.Map // [32]byte key hash -> cachedKey
+	keys    keyCache
 	origins sync.Map // app id -> cachedOrigins
 	cache   *campaignCache
 	// Prepared statements of the hot paths, per pool.
@@ -131,7 +131,7 @@ func OpenNoMigrate(ctx context.Context, path string) (*DB, error) {
 }
 
 func open(ctx context.Context, path string, up bool) (*DB, error) {
-	w, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -writerCacheKiB)))
+	w, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -writerCacheKiB), "temp_store(memory)"))
 	if err != nil {
 		return nil, err
 	}
