@@ -15,7 +15,14 @@ func (s *Server) handleEventCreate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := s.DB.LogEvent(r.Context(), appID(r), &in)
-	s.respond(w, r, http.StatusCreated, res, err)
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	bp := answerBuf.Get().(*[]byte)
+	defer answerBuf.Put(bp)
+	*bp = res.AppendJSON((*bp)[:0])
+	writeRaw(w, http.StatusCreated, *bp)
 }
 
 func (s *Server) handleEventList(w http.ResponseWriter, r *http.Request) {

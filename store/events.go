@@ -6,8 +6,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"service/jsonjs"
 )
 
 // MaxEventsLimit is the largest page of events one listing returns.
@@ -51,6 +55,39 @@ type EventResult struct {
 	// Duplicate is true when the logId was seen before: nothing new was
 	// stored and the first event is answered.
 	Duplicate bool `json:"duplicate,omitempty"`
+}
+
+// AppendJSON appends the result as encoding/json writes it: the answer of
+// the event route, which is a hot path.
+func (r *EventResult) AppendJSON(b []byte) []byte {
+	b = append(b, `{"success":`...)
+	b = strconv.AppendBool(b, r.Success)
+	b = append(b, `,"id":`...)
+	b = strconv.AppendInt(b, r.ID, 10)
+	b = append(b, `,"eventId":`...)
+	b = appendJSONString(b, r.EventID)
+	b = append(b, `,"timestamp":"`...)
+	b = r.Timestamp.UTC().AppendFormat(b, jsonjs.TimeLayout)
+	b = append(b, '"')
+	if r.Duplicate {
+		b = append(b, `,"duplicate":true`...)
+	}
+	return append(b, '}')
+}
+
+// appendJSONString appends s quoted as encoding/json quotes it. Strings of
+// printable ASCII without the characters it escapes are copied; anything
+// else goes through encoding/json itself.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Event is a stored event.
@@ -123,11 +160,11 @@ func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, res *
 	now := ms(tx.now)
 	var meta any
 	if m := bytes.TrimSpace(in.Metadata); len(m) > 0 && string(m) != "null" {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, m); err != nil {
+		c, err := compactJSON(m)
+		if err != nil {
 			return err
 		}
-		meta = buf.String()
+		meta = c
 	}
 	// The row is written at commit with the batch's other events, which
 	// sets res.ID (see rows.go).
@@ -145,6 +182,20 @@ func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, res *
 		}
 	}
 	return nil
+}
+
+// compactJSON returns the JSON document m without insignificant space. A
+// valid document without any space byte is compact already, as SDKs send
+// it: it is copied as it is, into the one allocation the row needs.
+func compactJSON(m []byte) (string, error) {
+	if bytes.IndexAny(m, " \t\r\n") < 0 && json.Valid(m) {
+		return string(m), nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, m); err != nil {
+		return "", err
+	}
+	return buf.String(), nil
 }
 
 // convert counts a conversion for the user's assigned variant when the

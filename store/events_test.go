@@ -682,3 +682,44 @@ func TestEventsBatchedIDs(t *testing.T) {
 		t.Fatalf("%d users recorded, want 7", got)
 	}
 }
+
+// TestEventResultAppendJSON checks the event route's hand-written answer
+// against encoding/json, which the rest of the API answers with.
+func TestEventResultAppendJSON(t *testing.T) {
+	ts := NewTime(time.Date(2026, 11, 23, 18, 4, 5, 678_900_000, time.FixedZone("x", 3600)))
+	for _, r := range []EventResult{
+		{Success: true, ID: 1, EventID: "purchase", Timestamp: ts},
+		{Success: true, ID: 1 << 60, EventID: "dup", Timestamp: ts, Duplicate: true},
+		{EventID: "", Timestamp: ts},
+		{Success: true, ID: 7, EventID: `quote" back\ <tag> & amp`, Timestamp: ts},
+		{Success: true, ID: 8, EventID: "ctl\x01\n\t", Timestamp: ts},
+		{Success: true, ID: 9, EventID: "café \u2028 😀 \xff", Timestamp: ts},
+	} {
+		want, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.AppendJSON(nil); string(got) != string(want) {
+			t.Errorf("AppendJSON\n got %s\nwant %s", got, want)
+		}
+	}
+}
+
+func TestCompactJSON(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"a":1}`, `{"a":1}`},
+		{`{ "a" : [1, 2] ,"b":"x y"}`, `{"a":[1,2],"b":"x y"}`},
+		{"{\n\t\"a\":\r\n{}}", `{"a":{}}`},
+		{`{"a":"tab\tin string"}`, `{"a":"tab\tin string"}`},
+	} {
+		got, err := compactJSON([]byte(tc.in))
+		if err != nil || got != tc.want {
+			t.Errorf("compactJSON(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{`{"a":}`, `{"a":1`, `{"a" 1}`, `{ "a": }`} {
+		if got, err := compactJSON([]byte(bad)); err == nil {
+			t.Errorf("compactJSON(%q) = %q, want an error", bad, got)
+		}
+	}
+}
