@@ -10,7 +10,7 @@ import (
 // checkpointInterval is how often the checkpointer copies committed WAL
 // frames into the database file. At the write paths' peak a WAL grows by
 // a few MiB in that time.
-const checkpointInterval = 200 * time.Millisecond
+const checkpointInterval = 50 * time.Millisecond
 
 // checkpointer moves WAL frames into the database file on its own
 // connection and goroutine, so that no commit carries a checkpoint's
