@@ -122,6 +122,7 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 
 	srv := handlers.New(db, log)
 	srv.WebhookTimeout = c.WebhookTimeout
+	srv.AccessLog = logs // the writer behind log's handler
 	// The dashboard answers at / and its own paths; everything else,
 	// /v1, /api/v1 and /healthz included, reaches the API unchanged.
 	dash := dashboard.New(db, log)

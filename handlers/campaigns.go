@@ -22,7 +22,7 @@ func (s *Server) handleCampaignCreate(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	key := keyFrom(r.Context())
+	key := keyFrom(r)
 	c, err := s.DB.CreateCampaign(r.Context(), key.AppID, key.ID, in)
 	s.respond(w, r, http.StatusCreated, c, err)
 }

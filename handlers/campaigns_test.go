@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -41,7 +39,7 @@ func campaignEnvAt(t testing.TB, path string) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e := &testEnv{t: t, DB: db, Srv: New(db, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	e := &testEnv{t: t, DB: db, Srv: newServer(db)}
 	e.App, e.Admin, e.Read, e.Cli = e.newApp("test", "enterprise", 1_000_000)
 	return e
 }
@@ -58,7 +56,7 @@ func campaignReopen(e *testEnv, path string) *testEnv {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { db.Close() })
-	return &testEnv{t: e.t, DB: db, Srv: New(db, slog.New(slog.NewTextHandler(io.Discard, nil))),
+	return &testEnv{t: e.t, DB: db, Srv: newServer(db),
 		App: e.App, Admin: e.Admin, Read: e.Read, Cli: e.Cli}
 }
 

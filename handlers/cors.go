@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/julienschmidt/httprouter"
-
 	"service/store"
 )
 
@@ -32,7 +30,7 @@ func (s *Server) allowOrigin(w http.ResponseWriter, r *http.Request) bool {
 	// between browser and service must keep one copy per origin.
 	h.Add("Vary", "Origin")
 	origins := []string{store.AnyOrigin}
-	if raw := httprouter.ParamsFromContext(r.Context()).ByName("appId"); raw != "" {
+	if raw := param(r, "appId"); raw != "" {
 		// A malformed id keeps the default: the request itself then gets
 		// the API's 400, readable by the page.
 		if id, err := strconv.ParseInt(raw, 10, 64); err == nil && id > 0 {

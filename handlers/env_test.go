@@ -30,6 +30,14 @@ type testEnv struct {
 // newEnv opens a fresh database in t.TempDir() and builds the real router.
 // The app is on the enterprise plan with a high limit so tests that are not
 // about rate limits never meet one.
+// newServer is the server as serve wires it: JSON log lines, request lines
+// written straight to the log's writer.
+func newServer(db *store.DB) *Server {
+	s := New(db, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	s.AccessLog = io.Discard
+	return s
+}
+
 func newEnv(t testing.TB) *testEnv {
 	t.Helper()
 	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"))
@@ -37,7 +45,7 @@ func newEnv(t testing.TB) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e := &testEnv{t: t, DB: db, Srv: New(db, slog.New(slog.NewTextHandler(io.Discard, nil)))}
+	e := &testEnv{t: t, DB: db, Srv: newServer(db)}
 	e.App, e.Admin, e.Read, e.Cli = e.newApp("test", "enterprise", 1_000_000)
 	return e
 }

@@ -16,8 +16,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/julienschmidt/httprouter"
-
 	"service/store"
 )
 
@@ -337,12 +335,12 @@ func pathID(w http.ResponseWriter, r *http.Request, name string) (int64, bool) {
 	return pathIDAs(w, r, name, name)
 }
 
-// pathIDAs parses the router's path parameter param, naming it in errors
+// pathIDAs parses the router's path parameter key, naming it in errors
 // as the API reference does (campaignId, webhookId, ...): the router must
 // give one name to every parameter at the same position of a path, so
 // several resources share the name "id" there.
-func pathIDAs(w http.ResponseWriter, r *http.Request, param, name string) (int64, bool) {
-	raw := httprouter.ParamsFromContext(r.Context()).ByName(param)
+func pathIDAs(w http.ResponseWriter, r *http.Request, key, name string) (int64, bool) {
+	raw := param(r, key)
 	id, err := strconv.ParseInt(raw, 10, 64)
 	if err != nil || id < 1 {
 		invalid(w, fmt.Sprintf("path parameter %s must be a positive integer", name), map[string]any{"param": name})

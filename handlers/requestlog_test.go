@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"service/internal/testlog"
 )
@@ -44,6 +45,7 @@ func TestRequestLogAndRequestID(t *testing.T) {
 			e := newEnv(t)
 			var logs testlog.Buffer
 			e.Srv.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+			e.Srv.AccessLog = &logs
 			req := httptest.NewRequest("GET", pathf("/v1/apps/%d/campaigns", e.App.ID), nil)
 			if tc.auth {
 				req.Header.Set("Authorization", "Bearer "+e.Admin)
@@ -96,4 +98,61 @@ func TestRequestLogAndRequestID(t *testing.T) {
 			seen[id] = true
 		}
 	})
+}
+
+// TestRequestLineMatchesSlog checks that the request lines written straight
+// to AccessLog are the lines slog's JSON handler writes, byte for byte but
+// for the time and the duration, whatever the path holds.
+func TestRequestLineMatchesSlog(t *testing.T) {
+	e := newEnv(t)
+	paths := []string{
+		"/healthz",
+		pathf("/v1/apps/%d/campaigns", e.App.ID),
+		"/v1/campaigns/%22quoted%22%5Cback/analytics", // " and \
+		"/v1/x%0A%0D%09%01%7F",                        // control characters
+		"/v1/%FF%FEbad-utf8",                          // invalid UTF-8
+		"/v1/%E2%80%A8%E2%80%A9sep",                   // U+2028, U+2029
+		"/v1/%3Cscript%3E&amp;",                       // no HTML escaping
+		"/v1/caf%C3%A9-%F0%9F%98%80",                  // multi-byte runes
+	}
+	varying := regexp.MustCompile(`"time":"[^"]*"|"duration_ms":[0-9.e+-]+`)
+	timeRE := regexp.MustCompile(`"time":"([^"]*)"`)
+	for _, path := range paths {
+		var lines [2]string
+		for i, direct := range []bool{false, true} {
+			var logs testlog.Buffer
+			e.Srv.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+			e.Srv.AccessLog = nil
+			if direct {
+				e.Srv.AccessLog = &logs
+			}
+			req := httptest.NewRequest("GET", "http://example"+path, nil)
+			req.Header.Set("Authorization", "Bearer "+e.Admin)
+			req.Header.Set("X-Request-Id", "same-id")
+			e.Srv.ServeHTTP(httptest.NewRecorder(), req)
+			out := strings.TrimSpace(logs.String())
+			if strings.Count(out, "\n") != 0 || !strings.Contains(out, `"msg":"request"`) {
+				t.Fatalf("%s: want one request line, got %q", path, out)
+			}
+			m := timeRE.FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("%s: no time in %q", path, out)
+			}
+			if _, err := time.Parse(time.RFC3339Nano, m[1]); err != nil {
+				t.Fatalf("%s: time %q: %v", path, m[1], err)
+			}
+			lines[i] = varying.ReplaceAllString(out, "")
+		}
+		if lines[0] != lines[1] {
+			t.Errorf("%s:\nslog:   %s\ndirect: %s", path, lines[0], lines[1])
+		}
+	}
+	// Below the info level no request line is written either way.
+	var logs testlog.Buffer
+	e.Srv.Log = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	e.Srv.AccessLog = &logs
+	e.do("GET", "/healthz", "", nil)
+	if logs.String() != "" {
+		t.Fatalf("warn level logged %q", logs.String())
+	}
 }

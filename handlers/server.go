@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -31,9 +32,13 @@ type Server struct {
 	WebhookTimeout time.Duration
 	// Observe, when set, receives request and rate-limit measurements.
 	Observe Observer
-	limiter *limiter
-	router  *httprouter.Router
-	served  []Route // every route registered, for Routes
+	// AccessLog, when set, receives the request log lines directly, one
+	// per Write, in the form of slog's JSON handler (see logRequest). It
+	// must be the writer behind Log's handler; Log still decides the level.
+	AccessLog io.Writer
+	limiter   *limiter
+	router    *httprouter.Router
+	served    []Route // every route registered, for Routes
 }
 
 // New builds the server and its routes.
@@ -100,7 +105,7 @@ func (s *Server) routes() *httprouter.Router {
 		}
 		hh = s.instrument(path, hh)
 		for _, prefix := range []string{"/v1", "/api/v1"} {
-			rt.Handler(method, prefix+path, hh)
+			rt.Handle(method, prefix+path, withParams(hh))
 		}
 	}
 
@@ -170,7 +175,7 @@ func (s *Server) routes() *httprouter.Router {
 	for _, path := range corsPaths {
 		h := s.instrument(path, s.preflight(corsMethods[path]))
 		for _, prefix := range []string{"/v1", "/api/v1"} {
-			rt.Handler(http.MethodOptions, prefix+path, h)
+			rt.Handle(http.MethodOptions, prefix+path, withParams(h))
 		}
 	}
 	return rt
@@ -187,34 +192,17 @@ func (s *Server) routes() *httprouter.Router {
 // work is bounded by the database, not by the client.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	info := &requestInfo{id: requestID(r.Header.Get("X-Request-Id"))}
-	w.Header()["X-Request-Id"] = []string{info.id}
-	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	ctx := context.WithValue(context.WithoutCancel(r.Context()), infoKey{}, info)
-	s.router.ServeHTTP(rec, r.WithContext(ctx))
-	attrs := []slog.Attr{slog.String("request_id", info.id),
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", rec.status),
-		slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000)}
-	if info.key != nil {
-		attrs = append(attrs, slog.Int64("app_id", info.key.AppID))
-	}
-	if rec.err != nil || r.Context().Err() != nil {
-		// The client closed its side (half or whole) before the answer:
-		// the work it asked for is done all the same, and whether the
-		// answer reached it is the client's affair, not a server error.
-		attrs = append(attrs, slog.Bool("client_closed", true))
-	}
-	s.Log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+	c := &request{parent: r.Context()}
+	c.info.id = requestID(r.Header.Get("X-Request-Id"))
+	w.Header()["X-Request-Id"] = []string{c.info.id}
+	c.rec = statusRecorder{ResponseWriter: w, status: http.StatusOK}
+	s.router.ServeHTTP(&c.rec, r.WithContext(c))
+	// The client closed its side (half or whole) before the answer: the
+	// work it asked for is done all the same, and whether the answer
+	// reached it is the client's affair, not a server error.
+	closed := c.rec.err != nil || r.Context().Err() != nil
+	s.logRequest(c, r, start, closed)
 }
-
-// requestInfo is what the request log line learns while the request runs.
-type requestInfo struct {
-	id  string
-	key *store.Key // once authorized
-}
-
-type infoKey struct{}
 
 // requestID returns the client's X-Request-Id when it is well formed (1 to
 // 128 characters of A-Z a-z 0-9 . _ -), so a caller can follow its own id
@@ -283,11 +271,11 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 type ctxKey struct{}
 
 // keyFrom returns the authenticated key of a request.
-func keyFrom(ctx context.Context) *store.Key {
-	if info, _ := ctx.Value(infoKey{}).(*requestInfo); info != nil && info.key != nil {
+func keyFrom(r *http.Request) *store.Key {
+	if info := infoOf(r); info != nil && info.key != nil {
 		return info.key
 	}
-	k, _ := ctx.Value(ctxKey{}).(*store.Key)
+	k, _ := r.Context().Value(ctxKey{}).(*store.Key)
 	return k
 }
 
@@ -313,7 +301,7 @@ func (s *Server) authorize(a access, h http.HandlerFunc) http.Handler {
 		if !s.limit(w, key) {
 			return
 		}
-		if raw := httprouter.ParamsFromContext(r.Context()).ByName("appId"); raw != "" {
+		if raw := param(r, "appId"); raw != "" {
 			appID, ok := pathID(w, r, "appId")
 			if !ok {
 				return
@@ -329,7 +317,7 @@ func (s *Server) authorize(a access, h http.HandlerFunc) http.Handler {
 		}
 		// The key rides in the request's log record when ServeHTTP made
 		// one, sparing every request a second copy of itself.
-		if info, _ := r.Context().Value(infoKey{}).(*requestInfo); info != nil {
+		if info := infoOf(r); info != nil {
 			info.key = key
 			h(w, r)
 			return
@@ -370,18 +358,31 @@ func (s *Server) limit(w http.ResponseWriter, key *store.Key) bool {
 		class = 1
 	}
 	remaining, reset, ok := s.limiter.take(key.AppID, class, limit, s.Now())
+	// Two allocations carry the three values (one string cut in three)
+	// and their slices: this runs on every request.
+	var buf [64]byte
+	b := strconv.AppendInt(buf[:0], int64(limit), 10)
+	i := len(b)
+	b = strconv.AppendInt(b, int64(remaining), 10)
+	j := len(b)
+	b = strconv.AppendInt(b, int64(reset), 10)
+	all := string(b)
+	hv := new(rateHeaders)
+	hv.limit[0], hv.remaining[0], hv.reset[0] = all[:i], all[i:j], all[j:]
 	h := w.Header()
-	h["X-Ratelimit-Limit"] = []string{strconv.Itoa(limit)}
-	h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(remaining)}
-	h["X-Ratelimit-Reset"] = []string{strconv.Itoa(reset)}
+	h["X-Ratelimit-Limit"] = hv.limit[:]
+	h["X-Ratelimit-Remaining"] = hv.remaining[:]
+	h["X-Ratelimit-Reset"] = hv.reset[:]
 	if !ok {
 		s.observeRateLimited(key.AppID)
-		h["Retry-After"] = []string{strconv.Itoa(reset)}
+		h["Retry-After"] = hv.reset[:]
 		writeErrorCode(w, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "rate limit exceeded", map[string]any{"limit": limit, "retryAfter": reset})
 		return false
 	}
 	return true
 }
 
+type rateHeaders struct{ limit, remaining, reset [1]string }
+
 // appID is the app of the request's key; every handler scopes by it.
-func appID(r *http.Request) int64 { return keyFrom(r.Context()).AppID }
+func appID(r *http.Request) int64 { return keyFrom(r).AppID }

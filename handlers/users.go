@@ -2,8 +2,6 @@ package handlers
 
 import (
 	"net/http"
-
-	"github.com/julienschmidt/httprouter"
 )
 
 // userBody is the body of the profile routes; attributes merge shallowly
@@ -18,13 +16,13 @@ func (s *Server) handleUserPut(w http.ResponseWriter, r *http.Request) {
 	if !decodeJSON(w, r, &in) {
 		return
 	}
-	userID := httprouter.ParamsFromContext(r.Context()).ByName("userId")
+	userID := param(r, "userId")
 	p, err := s.DB.IdentifyUser(r.Context(), appID(r), userID, in.Attributes)
 	s.respond(w, r, http.StatusOK, p, err)
 }
 
 func (s *Server) handleUserGet(w http.ResponseWriter, r *http.Request) {
-	userID := httprouter.ParamsFromContext(r.Context()).ByName("userId")
+	userID := param(r, "userId")
 	p, err := s.DB.FindUserByID(r.Context(), appID(r), userID)
 	s.respond(w, r, http.StatusOK, p, err)
 }

@@ -3,6 +3,11 @@
 #
 #   scripts/load.sh        `make load`: three rounds of every workload
 #   scripts/load.sh soak   `make soak`: 1M new users, then 1M events
+#   scripts/load.sh profile WORKLOAD
+#                          a CPU profile of the service during one run of
+#                          WORKLOAD, saved as WORKLOAD.pprof in the current
+#                          directory (go tool pprof -top bin/service FILE);
+#                          with TRACE=1, a 3 s execution trace WORKLOAD.trace
 #
 # It needs wrk, curl and Go (to build the bare server) and installs nothing.
 # Everything runs on loopback in a temporary directory removed at the end.
@@ -25,7 +30,7 @@
 #   events             the campaign's goal event from assigned users: event
 #                      (and conversion) committed before the answer
 #
-# Environment: ROUNDS (3), DURATION (10s), WARMUP (3s), CONNS (64), USERS
+# Environment: WORKLOADS (a subset, space separated), ROUNDS (3), DURATION (10s), WARMUP (3s), CONNS (64), USERS
 # (2000 pre-assigned returning users), LOG_LEVEL (info: one line per request,
 # as in production), BIN (bin/service), SOAK_USERS and SOAK_EVENTS (1000000).
 set -euo pipefail
@@ -43,6 +48,9 @@ SOAK_USERS=${SOAK_USERS:-1000000}
 SOAK_EVENTS=${SOAK_EVENTS:-1000000}
 ADDR=127.0.0.1:18181
 BARE_ADDR=127.0.0.1:18182
+PPROF_ADDR=127.0.0.1:18183
+METRICS_ADDR=127.0.0.1:18184
+OUT=$PWD
 
 if ! command -v wrk >/dev/null; then
 	echo "load.sh: wrk is not installed; install it with: apt-get install -y wrk" >&2
@@ -116,7 +124,7 @@ setup() {
 	# exec chain (taskset, env): $! is the service's own pid.
 	# Info lines (one per request) are dropped by a filter on the load CPU,
 	# so a soak does not fill the disk; the service still writes each one.
-	"${SERVER_PIN[@]}" "$BIN" serve --db "$DB" --addr "$ADDR" --log-level "${LOG_LEVEL:-info}" \
+	"${SERVER_PIN[@]}" "$BIN" serve --db "$DB" --addr "$ADDR" --log-level "${LOG_LEVEL:-info}" --pprof-addr "$PPROF_ADDR" --metrics-addr "$METRICS_ADDR" \
 		>/dev/null 2> >("${LOAD_PIN[@]}" grep -v '"level":"INFO"' >"$TMP/service.log") &
 	SERVICE_PID=$!
 	PIDS+=("$SERVICE_PID")
@@ -157,7 +165,8 @@ impressions() {
 
 # lua NAME BODY_EXPR [STOP_AFTER]: writes a wrk script whose request body is
 # the Lua expression BODY_EXPR (with `n`, a counter, in scope) and whose
-# done() prints one RESULT line: requests/s, p99 in ms, errors, requests.
+# done() prints one RESULT line: requests/s, p99 in ms, errors, requests,
+# then p50, p90, p99.9 and the maximum in ms.
 # With STOP_AFTER, the run ends after that many responses.
 lua() {
 	local f=$TMP/$1.lua stop=""
@@ -181,9 +190,11 @@ end
 $stop
 function done(summary, latency, requests)
 	local e = summary.errors
-	io.write(string.format("RESULT %.0f %.2f %d %d\n",
+	io.write(string.format("RESULT %.0f %.2f %d %d %.2f %.2f %.2f %.2f\n",
 		summary.requests / (summary.duration / 1e6), latency:percentile(99) / 1000,
-		e.connect + e.read + e.write + e.status + e.timeout, summary.requests))
+		e.connect + e.read + e.write + e.status + e.timeout, summary.requests,
+		latency:percentile(50) / 1000, latency:percentile(90) / 1000,
+		latency:percentile(99.9) / 1000, latency.max / 1000))
 end
 EOF
 	echo "$f"
@@ -239,7 +250,7 @@ median() {
 	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 
-WORKLOADS=(variant_returning variant_new events)
+read -r -a WORKLOADS <<<"${WORKLOADS:-variant_returning variant_new events}"
 
 load() {
 	declare -A RATIOS P99S RPSS
@@ -292,11 +303,32 @@ soak() {
 	echo "  database size (with WAL): $(db_size_mib) MiB"
 }
 
+# profile WORKLOAD: a warm-up, then a CPU profile over one measured run.
+profile() {
+	local s=$1
+	url "$s" >/dev/null
+	wrkrun "$WARMUP" "$(url "$s")" "$(lua "$s-w" "$(body "$s" w)")" >/dev/null
+	local secs=${DURATION%s}
+	if [ -n "${TRACE:-}" ]; then
+		curl -fsS -o "$OUT/$s.trace" "http://$PPROF_ADDR/debug/pprof/trace?seconds=3" &
+	else
+		curl -fsS -o "$OUT/$s.pprof" "http://$PPROF_ADDR/debug/pprof/profile?seconds=$((secs - 1))" &
+	fi
+	local pid=$!
+	wrkrun "$DURATION" "$(url "$s")" "$(lua "$s-p" "$(body "$s" p)")"
+	wait "$pid"
+	echo "profile: $OUT/$s.pprof (go tool pprof -top $BIN $OUT/$s.pprof)"
+	echo "group commits since start (size, then seconds):"
+	curl -fsS "http://$METRICS_ADDR/metrics" | grep -E '^service_store_group_commit_(size|duration_seconds)_(bucket|sum|count)|^go_gc_duration_seconds_count|^go_memstats_(heap_inuse|next_gc)_bytes|^go_gc_gogc|^go_gc_gomemlimit' | grep -v 'le="+Inf"'
+
+}
+
 setup
 echo "$(nproc) CPUs; $USERS pre-assigned users; log level ${LOG_LEVEL:-info}"
 case $MODE in
 load) load ;;
 soak) soak ;;
+profile) profile "${2:?profile needs a workload: ${WORKLOADS[*]}}" ;;
 *)
 	echo "load.sh: unknown mode $MODE (load or soak)" >&2
 	exit 2
