@@ -2,10 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestBatcherGathersUnderOneThread: with one scheduler thread, a channel
@@ -48,4 +50,100 @@ func TestBatcherGathersUnderOneThread(t *testing.T) {
 	if got := countRows(t, db, `SELECT count(*) FROM events WHERE app_id = ?`, app); got != writers*each {
 		t.Fatalf("%d events stored, want %d", got, writers*each)
 	}
+}
+
+// TestFirstAssignmentsShareACommit drives several operations through one
+// transaction, as a group commit does, now that first assignments are
+// written together at the commit: each request is still answered as if
+// its row had been written on the spot.
+func TestFirstAssignmentsShareACommit(t *testing.T) {
+	ctx := context.Background()
+	e := newCampaignTestEnv(t)
+	id := e.create(nil, campaignTestAt(24*time.Hour), "draft")
+	goal := json.RawMessage(`"buy"`)
+	if _, err := e.db.UpdateCampaign(ctx, e.app, id, CampaignInput{GoalEventID: goal}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.SetCampaignStatus(ctx, e.app, id, "active"); err != nil {
+		t.Fatal(err)
+	}
+	lc, err := e.db.liveCampaign(ctx, e.app, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	impressions := func() int64 {
+		return countRows(t, e.db, `SELECT coalesce(sum(impressions), 0) FROM campaign_variants WHERE campaign_id = ?`, id)
+	}
+	// assignAll runs one assign per user in a single transaction.
+	assignAll := func(users ...string) []assignOutcome {
+		t.Helper()
+		outs := make([]assignOutcome, len(users))
+		err := e.db.withTx(ctx, func(tx *Tx) error {
+			for i, u := range users {
+				if err := tx.assign(lc, &VariantRequest{UserID: u}, 'u', u, &outs[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return outs
+	}
+	stored := func(u string) int64 {
+		return countRows(t, e.db, `SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, id, storedKey('u', u))
+	}
+
+	t.Run("SameUserTwice", func(t *testing.T) {
+		before := impressions()
+		outs := assignAll("twice", "twice")
+		if outs[0].variantID == 0 || outs[1].variantID != outs[0].variantID || outs[0].variantID != stored("twice") {
+			t.Fatalf("outcomes %+v, stored %d: want one variant for both", outs, stored("twice"))
+		}
+		if !outs[0].recorded || outs[1].recorded || impressions() != before+1 {
+			t.Fatalf("outcomes %+v, impressions +%d: want one impression, recorded by the first", outs, impressions()-before)
+		}
+	})
+	t.Run("StoredUserBesideNewOnes", func(t *testing.T) {
+		// A returning user the cache forgot shares a statement with new
+		// users: answered what is stored, without an impression.
+		assignAll("back")
+		if _, err := e.db.write.Exec(`UPDATE assignments SET variant_id = ? WHERE campaign_id = ? AND user_key = ?`,
+			lc.variants[1].id, id, storedKey('u', "back")); err != nil {
+			t.Fatal(err) // a variant other than the hash's, as after a weight change
+		}
+		before := impressions()
+		outs := assignAll("new-1", "back", "new-2")
+		if outs[1].variantID != lc.variants[1].id || outs[1].recorded {
+			t.Fatalf("returning user: %+v, want stored variant %d, not recorded", outs[1], lc.variants[1].id)
+		}
+		for _, i := range []int{0, 2} {
+			if !outs[i].recorded || outs[i].variantID == 0 {
+				t.Fatalf("new user %d: %+v, want recorded", i, outs[i])
+			}
+		}
+		if got := impressions() - before; got != 2 {
+			t.Fatalf("impressions +%d, want 2", got)
+		}
+	})
+	t.Run("GoalAfterFirstImpressionInTheSameCommit", func(t *testing.T) {
+		var out assignOutcome
+		var res EventResult
+		err := e.db.withTx(ctx, func(tx *Tx) error {
+			if err := tx.assign(lc, &VariantRequest{UserID: "quick"}, 'u', "quick", &out); err != nil {
+				return err
+			}
+			return tx.logEvent(e.app, &EventInput{EventID: "buy", UserID: "quick"}, []*liveCampaign{lc}, &res)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !out.recorded {
+			t.Fatalf("outcome %+v, want recorded", out)
+		}
+		if n := countRows(t, e.db, `SELECT count(*) FROM assignments WHERE campaign_id = ? AND user_key = ? AND converted_at IS NOT NULL`, id, storedKey('u', "quick")); n != 1 {
+			t.Fatalf("conversion not counted for a goal in the first impression's commit")
+		}
+	})
 }

@@ -153,7 +153,7 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 	// The group commit's multi-row inserts are prepared while the writer is
 	// free: once it is busy, a statement prepared in the background can
 	// wait long for it, and each of these is costly to parse.
-	for _, m := range []multiRow{usersInsert, eventsInsert} {
+	for _, m := range []multiRow{usersInsert, assignInsert, eventsInsert} {
 		for _, q := range m.texts {
 			db.wstmts.prepare(q)
 		}
@@ -305,6 +305,8 @@ type Tx struct {
 	userOrder []userRef
 	events    []pendingEvent
 	logs      map[logKey]int // index in events of each queued logId
+	assigns   []pendingAssign
+	assignIdx map[assignRef]int // index in assigns of each queued user
 }
 
 // begin starts a write transaction (BEGIN IMMEDIATE through the DSN).
@@ -322,6 +324,9 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 func (tx *Tx) commit() error {
 	events, impressions := tx.written()
 	if err := tx.flushUsers(); err != nil {
+		return err
+	}
+	if err := tx.flushAssignments(); err != nil {
 		return err
 	}
 	if err := tx.flushEvents(); err != nil {

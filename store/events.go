@@ -205,6 +205,10 @@ func (tx *Tx) convert(lc *liveCampaign, in *EventInput, now int64) error {
 	if ok, err := tx.stillRunning(lc, now); err != nil || !ok {
 		return err
 	}
+	// An impression queued earlier in this batch counts as earlier.
+	if err := tx.flushAssignments(); err != nil {
+		return err
+	}
 	for _, k := range [2]userKey{{lc.id, 'u', in.UserID}, {lc.id, 's', in.SessionID}} {
 		if k.user == "" {
 			continue

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"fmt"
 	"strings"
 )
@@ -11,7 +12,8 @@ import (
 // SQLite's per-statement work (and the driver's) a handful of times instead
 // of sixty. Only writes that nothing in the batch reads back are deferred:
 // a user sighting without attributes (flushed before any audience check,
-// which reads profiles) and an event row.
+// which reads profiles), a first assignment (flushed before a conversion
+// is looked for) and an event row.
 
 // multiRow is an INSERT whose VALUES list comes in power-of-two lengths up
 // to maxRowsPerStmt, so the writer keeps few distinct statements prepared.
@@ -48,6 +50,9 @@ var (
 	usersInsert = newMultiRow(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES `, `(?, ?, '{}', ?, ?)`,
 		fmt.Sprintf(` ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
 		WHERE users.last_seen <= excluded.last_seen - %d`, lastSeenResolution))
+	// RETURNING names the rows inserted: the others were stored already.
+	assignInsert = newMultiRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES `, `(?, ?, ?, ?)`,
+		` ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING campaign_id, user_key`)
 	eventsInsert = newMultiRow(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
 		`(?, ?, ?, ?, ?, ?, ?)`, ``)
 )
@@ -158,4 +163,95 @@ func (tx *Tx) flushEvents() error {
 	tx.events = tx.events[:0]
 	clear(tx.logs)
 	return err
+}
+
+type assignRef struct {
+	campaign int64
+	key      string // storedKey
+}
+
+// pendingAssign is a first assignment waiting for the commit. outs are the
+// outcomes of the operations that asked for it: the first records the
+// impression if the row is new; later ones (the same user twice in one
+// batch) answer the same variant.
+type pendingAssign struct {
+	ref      assignRef
+	vid      int64
+	inserted bool
+	outs     []*assignOutcome
+}
+
+// pendingAssignment returns the assignment queued in this transaction for
+// the user, or nil.
+func (tx *Tx) pendingAssignment(ref assignRef) *pendingAssign {
+	if i, ok := tx.assignIdx[ref]; ok {
+		return &tx.assigns[i]
+	}
+	return nil
+}
+
+// assignLater queues a first assignment to variant vid for the commit,
+// which fills out (see flushAssignments).
+func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome) {
+	if p := tx.pendingAssignment(ref); p != nil {
+		p.outs = append(p.outs, out)
+		return
+	}
+	if tx.assignIdx == nil {
+		tx.assignIdx = map[assignRef]int{}
+	}
+	tx.assignIdx[ref] = len(tx.assigns)
+	tx.assigns = append(tx.assigns, pendingAssign{ref: ref, vid: vid, outs: []*assignOutcome{out}})
+}
+
+// flushAssignments inserts the queued assignments, counts an impression for
+// each row that is new, and answers the operations that asked: a user
+// stored meanwhile (a returning user the cache had forgotten) is answered
+// the stored variant, without an impression.
+func (tx *Tx) flushAssignments() error {
+	if len(tx.assigns) == 0 {
+		return nil
+	}
+	now := ms(tx.now)
+	err := assignInsert.chunks(len(tx.assigns), func(i, n int, q string) error {
+		chunk := tx.assigns[i : i+n]
+		args := make([]any, 0, 4*n)
+		for _, a := range chunk {
+			args = append(args, a.ref.campaign, a.ref.key, a.vid, now)
+		}
+		rows, err := tx.query(q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var campaign int64
+			var key sql.RawBytes
+			if err := rows.Scan(&campaign, &key); err != nil {
+				return err
+			}
+			if j, ok := tx.assignIdx[assignRef{campaign, string(key)}]; ok {
+				tx.assigns[j].inserted = true
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return err
+	}
+	for i := range tx.assigns {
+		a := &tx.assigns[i]
+		vid := a.vid
+		if a.inserted {
+			tx.countImpression(vid)
+		} else if err := tx.queryRow(`SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, a.ref.campaign, a.ref.key).Scan(&vid); err != nil {
+			return err
+		}
+		for j, out := range a.outs {
+			out.variantID, out.recorded = vid, a.inserted && j == 0
+		}
+	}
+	tx.assigns = tx.assigns[:0]
+	clear(tx.assignIdx)
+	return nil
 }

@@ -169,6 +169,14 @@ type assignOutcome struct {
 func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user string, out *assignOutcome) error {
 	*out = assignOutcome{}
 	key := storedKey(kind, user)
+	ref := assignRef{lc.id, key}
+	if p := tx.pendingAssignment(ref); p != nil {
+		// The same user earlier in this batch: whatever it is answered at
+		// the commit, so is this request (sticky, as a stored one would be).
+		out.running = true
+		p.outs = append(p.outs, out)
+		return nil
+	}
 	if lc.audienceID != 0 {
 		// An assignment is sticky even when the user has left the audience
 		// since, so a targeted campaign looks for one before the audience
@@ -229,6 +237,13 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 		idx = 0
 	}
 	vid := lc.variants[idx].id
+	if !lc.roundRobin {
+		// Written at the commit with the batch's other first assignments,
+		// which answers out (see flushAssignments). Round robin takes the
+		// campaign's counter in order, so it writes now.
+		tx.assignLater(ref, vid, out)
+		return nil
+	}
 	// RETURNING yields a row only when the insert happened.
 	err := tx.queryRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id`, lc.id, key, vid, now).Scan(&vid)
