@@ -136,6 +136,16 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, v any) bool {
 		invalid(w, "could not read request body", nil)
 		return false
 	}
+	switch v := v.(type) {
+	case *store.VariantRequest:
+		if decodeVariantFast(body, v) {
+			return true
+		}
+	case *store.EventInput:
+		if decodeEventFast(body, v) {
+			return true
+		}
+	}
 	return decodeBytes(w, body, v, r.Method == http.MethodPost)
 }
 

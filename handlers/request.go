@@ -23,6 +23,8 @@ type request struct {
 	parent context.Context
 	rec    statusRecorder
 	info   requestInfo
+	// idHeader backs the X-Request-Id answer header.
+	idHeader [1]string
 }
 
 // requestInfo is what the request log line learns while the request runs.

@@ -194,7 +194,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	c := &request{parent: r.Context()}
 	c.info.id = requestID(r.Header.Get("X-Request-Id"))
-	w.Header()["X-Request-Id"] = []string{c.info.id}
+	c.idHeader[0] = c.info.id
+	w.Header()["X-Request-Id"] = c.idHeader[:]
 	c.rec = statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	s.router.ServeHTTP(&c.rec, r.WithContext(c))
 	// The client closed its side (half or whole) before the answer: the
