@@ -306,7 +306,7 @@ type Tx struct {
 	events    []pendingEvent
 	logs      map[logKey]int // index in events of each queued logId
 	assigns   []pendingAssign
-	assignIdx map[assignRef]int // index in assigns of each queued user
+	assignIdx map[int64]map[string]int // campaign, user key -> index in assigns
 }
 
 // begin starts a write transaction (BEGIN IMMEDIATE through the DSN).

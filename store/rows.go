@@ -57,6 +57,22 @@ var (
 		`(?, ?, ?, ?, ?, ?, ?)`, ``)
 )
 
+// lastBox turns values into database/sql arguments, reusing the previous
+// interface value while the value repeats: the rows of one batch share the
+// app, the time and often the event's name and the variant, and every new
+// interface value holding an int64 or a string is an allocation.
+type lastBox[T comparable] struct {
+	v   T
+	box any
+}
+
+func (b *lastBox[T]) of(v T) any {
+	if b.box == nil || v != b.v {
+		b.v, b.box = v, v
+	}
+	return b.box
+}
+
 type userRef struct {
 	appID  int64
 	userID string
@@ -105,11 +121,12 @@ func (tx *Tx) flushUsers() error {
 	if len(tx.userOrder) == 0 {
 		return nil
 	}
-	now := ms(tx.now)
+	now := any(ms(tx.now))
+	var app lastBox[int64]
 	err := usersInsert.chunks(len(tx.userOrder), func(i, n int, q string) error {
 		args := make([]any, 0, 4*n)
 		for _, u := range tx.userOrder[i : i+n] {
-			args = append(args, u.appID, u.userID, now, now)
+			args = append(args, app.of(u.appID), u.userID, now, now)
 		}
 		_, err := tx.exec(q, args...)
 		return err
@@ -134,12 +151,14 @@ func (tx *Tx) flushEvents() error {
 	if len(tx.events) == 0 {
 		return nil
 	}
-	now := ms(tx.now)
+	now := any(ms(tx.now))
+	var app lastBox[int64]
+	var name lastBox[string]
 	err := eventsInsert.chunks(len(tx.events), func(i, n int, q string) error {
 		chunk := tx.events[i : i+n]
 		args := make([]any, 0, 7*n)
 		for _, e := range chunk {
-			args = append(args, e.appID, e.eventID, e.user, e.session, e.meta, e.l, now)
+			args = append(args, app.of(e.appID), name.of(e.eventID), e.user, e.session, e.meta, e.l, now)
 		}
 		r, err := tx.exec(q, args...)
 		if err != nil {
@@ -184,7 +203,7 @@ type pendingAssign struct {
 // pendingAssignment returns the assignment queued in this transaction for
 // the user, or nil.
 func (tx *Tx) pendingAssignment(ref assignRef) *pendingAssign {
-	if i, ok := tx.assignIdx[ref]; ok {
+	if i, ok := tx.assignIdx[ref.campaign][ref.key]; ok {
 		return &tx.assigns[i]
 	}
 	return nil
@@ -198,9 +217,14 @@ func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome) {
 		return
 	}
 	if tx.assignIdx == nil {
-		tx.assignIdx = map[assignRef]int{}
+		tx.assignIdx = map[int64]map[string]int{}
 	}
-	tx.assignIdx[ref] = len(tx.assigns)
+	byKey := tx.assignIdx[ref.campaign]
+	if byKey == nil {
+		byKey = map[string]int{}
+		tx.assignIdx[ref.campaign] = byKey
+	}
+	byKey[ref.key] = len(tx.assigns)
 	tx.assigns = append(tx.assigns, pendingAssign{ref: ref, vid: vid, outs: []*assignOutcome{out}})
 }
 
@@ -212,12 +236,13 @@ func (tx *Tx) flushAssignments() error {
 	if len(tx.assigns) == 0 {
 		return nil
 	}
-	now := ms(tx.now)
+	now := any(ms(tx.now))
+	var campaignArg, variantArg lastBox[int64]
 	err := assignInsert.chunks(len(tx.assigns), func(i, n int, q string) error {
 		chunk := tx.assigns[i : i+n]
 		args := make([]any, 0, 4*n)
 		for _, a := range chunk {
-			args = append(args, a.ref.campaign, a.ref.key, a.vid, now)
+			args = append(args, campaignArg.of(a.ref.campaign), a.ref.key, variantArg.of(a.vid), now)
 		}
 		rows, err := tx.query(q, args...)
 		if err != nil {
@@ -230,7 +255,9 @@ func (tx *Tx) flushAssignments() error {
 			if err := rows.Scan(&campaign, &key); err != nil {
 				return err
 			}
-			if j, ok := tx.assignIdx[assignRef{campaign, string(key)}]; ok {
+			// By campaign, then by key: a lookup by string(key) alone
+			// does not copy the bytes.
+			if j, ok := tx.assignIdx[campaign][string(key)]; ok {
 				tx.assigns[j].inserted = true
 			}
 		}
