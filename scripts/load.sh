@@ -113,6 +113,13 @@ api() {
 		--data "$3" "http://$ADDR/v1$2"
 }
 
+# Profiles and metrics only for the profile mode: the measured runs use
+# serve's defaults.
+PROFILE_FLAGS=()
+if [ "$MODE" = profile ]; then
+	PROFILE_FLAGS=(--pprof-addr "$PPROF_ADDR" --metrics-addr "$METRICS_ADDR")
+fi
+
 DB=$TMP/load.db
 setup() {
 	local app cv1 cv2 campaign
@@ -124,7 +131,7 @@ setup() {
 	# exec chain (taskset, env): $! is the service's own pid.
 	# Info lines (one per request) are dropped by a filter on the load CPU,
 	# so a soak does not fill the disk; the service still writes each one.
-	"${SERVER_PIN[@]}" "$BIN" serve --db "$DB" --addr "$ADDR" --log-level "${LOG_LEVEL:-info}" --pprof-addr "$PPROF_ADDR" --metrics-addr "$METRICS_ADDR" \
+	"${SERVER_PIN[@]}" "$BIN" serve --db "$DB" --addr "$ADDR" --log-level "${LOG_LEVEL:-info}" "${PROFILE_FLAGS[@]}" \
 		>/dev/null 2> >("${LOAD_PIN[@]}" grep -v '"level":"INFO"' >"$TMP/service.log") &
 	SERVICE_PID=$!
 	PIDS+=("$SERVICE_PID")
