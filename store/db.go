@@ -322,13 +322,14 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 // invalidation happens after the commit so a reader can never cache a
 // snapshot older than the generation it is tagged with.
 func (tx *Tx) commit() error {
-	events, impressions := tx.written()
 	if err := tx.flushUsers(); err != nil {
 		return err
 	}
+	// Impressions of first assignments are counted as they are written.
 	if err := tx.flushAssignments(); err != nil {
 		return err
 	}
+	events, impressions := tx.written()
 	if err := tx.flushEvents(); err != nil {
 		return err
 	}
