@@ -3,6 +3,7 @@ package store
 import (
 	"database/sql"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 )
@@ -32,6 +33,10 @@ type checkpointer struct {
 	limit atomic.Int64
 	stop  chan struct{}
 	done  chan struct{}
+
+	walPath    string
+	wal        *os.File // the WAL, opened read-only for writeback
+	writebacks atomic.Int64
 }
 
 func newCheckpointer(path string) (*checkpointer, error) {
@@ -42,25 +47,64 @@ func newCheckpointer(path string) (*checkpointer, error) {
 	conn.SetMaxOpenConns(1)
 	conn.SetMaxIdleConns(1)
 	conn.SetConnMaxLifetime(0)
-	c := &checkpointer{conn: conn, stop: make(chan struct{}), done: make(chan struct{})}
+	c := &checkpointer{conn: conn, walPath: path + "-wal", stop: make(chan struct{}), done: make(chan struct{})}
 	c.limit.Store(walLimit)
 	go c.loop()
 	return c, nil
 }
 
+// writebackInterval is how often the WAL's new pages are handed to the
+// disk ahead of the checkpoint's fsync (see writeback).
+const writebackInterval = 10 * time.Millisecond
+
 func (c *checkpointer) loop() {
 	defer close(c.done)
+	defer c.closeWAL()
 	t := time.NewTicker(checkpointInterval)
 	defer t.Stop()
+	w := time.NewTicker(writebackInterval)
+	defer w.Stop()
 	for {
 		select {
 		case <-c.stop:
 			return
+		case <-w.C:
+			c.writeback()
 		case <-t.C:
 			// A failed checkpoint is retried on the next tick; the WAL
 			// keeps every frame meanwhile.
 			_, _ = c.checkpoint()
 		}
+	}
+}
+
+// writeback starts the disk writes of the WAL pages committed since the
+// last call, without waiting for them. A checkpoint first fsyncs the WAL
+// (synchronous=NORMAL), and a Go thread blocked in fsync keeps its
+// scheduler slot until the runtime's monitor notices, up to about 10 ms
+// later: with GOMAXPROCS=1 every request waits that long. Measured under
+// event logging, those fsyncs were 7% of the time with nothing running
+// (iowait). Pages already on their way leave the fsync little to wait
+// for. Durability is unchanged: SQLite still fsyncs where it did.
+func (c *checkpointer) writeback() {
+	if c.wal == nil {
+		f, err := os.Open(c.walPath)
+		if err != nil {
+			return // no WAL yet: nothing to write
+		}
+		c.wal = f
+	}
+	if err := startWriteback(c.wal); err != nil {
+		c.closeWAL() // reopened on the next tick
+		return
+	}
+	c.writebacks.Add(1)
+}
+
+func (c *checkpointer) closeWAL() {
+	if c.wal != nil {
+		c.wal.Close()
+		c.wal = nil
 	}
 }
 

@@ -95,3 +95,30 @@ func walSequence(t *testing.T, path string) uint32 {
 	}
 	return binary.BigEndian.Uint32(hdr[12:])
 }
+
+// TestCheckpointerStartsWALWriteback: the checkpointer hands the WAL's new
+// pages to the disk between checkpoints (see writeback), and the call works
+// on the read-only descriptor it keeps.
+func TestCheckpointerStartsWALWriteback(t *testing.T) {
+	db, app, _ := mustOpenApp(t, eventsT0)
+	ctx := context.Background()
+	before := db.ckpt.writebacks.Load()
+	deadline := time.Now().Add(30 * time.Second)
+	for db.ckpt.writebacks.Load() < before+3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d WAL writebacks in 30 s of writes, want at least 3", db.ckpt.writebacks.Load()-before)
+		}
+		if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "view", SessionID: "s"}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	f, err := os.Open(db.path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := startWriteback(f); err != nil {
+		t.Fatalf("writeback on a read-only WAL descriptor: %v", err)
+	}
+}
