@@ -219,9 +219,20 @@ func (db *DB) FindCampaignByID(ctx context.Context, appID, id int64) (*Campaign,
 // FindCampaigns lists an app's campaigns, newest first. Archived campaigns
 // are listed only when asked for by status.
 func (db *DB) FindCampaigns(ctx context.Context, appID int64, status string, o ListOptions) ([]*Campaign, Pagination, error) {
+	return db.findCampaigns(ctx, appID, status, "", o)
+}
+
+// findCampaigns lists an app's campaigns by status and, when name is set,
+// by a part of their name.
+func (db *DB) findCampaigns(ctx context.Context, appID int64, status, name string, o ListOptions) ([]*Campaign, Pagination, error) {
 	where, args := `app_id = ? AND status != 'archived'`, []any{appID}
 	if status != "" {
 		where, args = `app_id = ? AND status = ?`, []any{appID, status}
+	}
+	if name != "" {
+		// instr instead of LIKE: the search text needs no escaping.
+		where += ` AND instr(lower(name), lower(?)) > 0`
+		args = append(args, name)
 	}
 	list, p, err := findPage(ctx, db, "campaigns", campaignColumns, where, args, o, scanCampaign)
 	if err != nil {

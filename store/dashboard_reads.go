@@ -69,26 +69,7 @@ func (db *DB) ExplainUserInAudience(ctx context.Context, appID, audienceID int64
 // FindCampaignsNamed is FindCampaigns narrowed to names containing name
 // (case-insensitive for ASCII letters).
 func (db *DB) FindCampaignsNamed(ctx context.Context, appID int64, status, name string, o ListOptions) ([]*Campaign, Pagination, error) {
-	if name == "" {
-		return db.FindCampaigns(ctx, appID, status, o)
-	}
-	where, args := `app_id = ? AND status != 'archived'`, []any{appID}
-	if status != "" {
-		where, args = `app_id = ? AND status = ?`, []any{appID, status}
-	}
-	// instr instead of LIKE: the search text needs no escaping.
-	where += ` AND instr(lower(name), lower(?)) > 0`
-	args = append(args, name)
-	list, p, err := findPage(ctx, db, "campaigns", campaignColumns, where, args, o, scanCampaign)
-	if err != nil {
-		return nil, Pagination{}, err
-	}
-	for _, c := range list {
-		if c.Variants, err = findVariants(db.reader(ctx), c.ID); err != nil {
-			return nil, Pagination{}, err
-		}
-	}
-	return list, p, nil
+	return db.findCampaigns(ctx, appID, status, name, o)
 }
 
 // CampaignRef names a campaign.
