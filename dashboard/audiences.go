@@ -350,18 +350,24 @@ func (d *Dashboard) handleAudienceNew(w http.ResponseWriter, r *req) {
 }
 
 func (d *Dashboard) handleAudience(w http.ResponseWriter, r *req) {
-	a, err := d.appAudience(r)
-	if err != nil {
-		d.fail(w, r, err)
-		return
-	}
-	logic, rows := rowsFromDefinition(a.Definition)
-	v, err := d.audienceView(r, a, a.Name, a.Description, logic, rows)
+	_, v, err := d.storedAudienceView(r)
 	if err != nil {
 		d.fail(w, r, err)
 		return
 	}
 	d.render(w, r.Request, http.StatusOK, "audience_edit", v)
+}
+
+// storedAudienceView is the editor's view of the audience in the path, as
+// stored.
+func (d *Dashboard) storedAudienceView(r *req) (*store.Audience, *view, error) {
+	a, err := d.appAudience(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	logic, rows := rowsFromDefinition(a.Definition)
+	v, err := d.audienceView(r, a, a.Name, a.Description, logic, rows)
+	return a, v, err
 }
 
 func (d *Dashboard) handleAudienceCreate(w http.ResponseWriter, r *req) { d.saveAudience(w, r, nil) }
@@ -427,13 +433,7 @@ func (d *Dashboard) saveAudience(w http.ResponseWriter, r *req, a *store.Audienc
 // handleAudienceCheck answers "Check a user": whether a userId matches
 // now and, rule by rule, why.
 func (d *Dashboard) handleAudienceCheck(w http.ResponseWriter, r *req) {
-	a, err := d.appAudience(r)
-	if err != nil {
-		d.fail(w, r, err)
-		return
-	}
-	logic, rows := rowsFromDefinition(a.Definition)
-	v, err := d.audienceView(r, a, a.Name, a.Description, logic, rows)
+	a, v, err := d.storedAudienceView(r)
 	if err != nil {
 		d.fail(w, r, err)
 		return
