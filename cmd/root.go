@@ -48,7 +48,7 @@ func NewRoot(out, errOut io.Writer, schema string) *cobra.Command {
 	root.SetErr(errOut)
 	root.AddCommand(newServeCmd(), newMigrateCmd(schema), newSeedCmd(), newAppsCmd(), newKeysCmd(),
 		newUsersCmd(), newSecretsCmd())
-	root.AddCommand(newBackupCmd(), newRestoreCmd(), newHealthcheckCmd())
+	root.AddCommand(newBackupCmd(), newRestoreCmd(), newHealthcheckCmd(), newCheckpointerCmd())
 	describeEnv(root)
 	return root
 }

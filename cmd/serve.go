@@ -48,6 +48,11 @@ type Config struct {
 
 	Metrics     bool
 	MetricsAddr string
+
+	// CheckpointProcess runs the database's checkpoints in a child process
+	// of this binary (its hidden checkpointer command) instead of a
+	// goroutine. serve sets it; a test binary that calls Serve cannot.
+	CheckpointProcess bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -75,6 +80,7 @@ func newServeCmd() *cobra.Command {
 	envFlags(f) // every serve flag is configuration
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c.SecretKey = os.Getenv(envSecretKey)
+		c.CheckpointProcess = true
 		return Serve(cmd.Context(), c, cmd.ErrOrStderr(), nil)
 	}
 	return cmd
@@ -110,7 +116,11 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	if err := checkDBDir(c.DB); err != nil {
 		return err
 	}
-	db, err := store.Open(ctx, c.DB)
+	opts := store.Options{Log: log}
+	if c.CheckpointProcess {
+		opts.CheckpointCommand = checkpointerCommand()
+	}
+	db, err := store.OpenWith(ctx, c.DB, opts)
 	if err != nil {
 		return fmt.Errorf("open database: %w", err)
 	}

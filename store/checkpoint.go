@@ -14,8 +14,9 @@ import (
 const checkpointInterval = 50 * time.Millisecond
 
 // checkpointer moves WAL frames into the database file on its own
-// connection and goroutine, so that no commit carries a checkpoint's
-// copying and fsyncs (wal_autocheckpoint is off in the DSN).
+// connection, so that no commit carries a checkpoint's copying and fsyncs
+// (wal_autocheckpoint is off in the DSN). It runs in a process of its own
+// when serve starts one (see checkpoints), else as a goroutine.
 //
 // A PASSIVE checkpoint never blocks the writer or readers, and when it has
 // copied every frame the next write transaction starts the WAL over from
@@ -31,15 +32,15 @@ type checkpointer struct {
 	// limit is the WAL length in bytes past which a checkpoint waits for
 	// readers: walLimit, smaller in tests.
 	limit atomic.Int64
-	stop  chan struct{}
-	done  chan struct{}
 
 	walPath    string
 	wal        *os.File // the WAL, opened read-only for writeback
 	writebacks atomic.Int64
 }
 
-func newCheckpointer(path string) (*checkpointer, error) {
+// newCheckpointer prepares a checkpointer; its connection opens on first
+// use, so one that never runs costs nothing.
+func newCheckpointer(path string, limit int64) (*checkpointer, error) {
 	conn, err := sql.Open("sqlite", dsn(path, "cache_size(-256)"))
 	if err != nil {
 		return nil, err
@@ -47,18 +48,38 @@ func newCheckpointer(path string) (*checkpointer, error) {
 	conn.SetMaxOpenConns(1)
 	conn.SetMaxIdleConns(1)
 	conn.SetConnMaxLifetime(0)
-	c := &checkpointer{conn: conn, walPath: path + "-wal", stop: make(chan struct{}), done: make(chan struct{})}
-	c.limit.Store(walLimit)
-	go c.loop()
+	c := &checkpointer{conn: conn, walPath: path + "-wal"}
+	c.limit.Store(limit)
 	return c, nil
+}
+
+// RunCheckpointer is the checkpointer process's body: it checkpoints the
+// database at path until stop is closed. walLimit is the WAL length in
+// bytes past which it waits for readers to restart the log (0: the
+// default).
+func RunCheckpointer(path string, walLimitBytes int64, stop <-chan struct{}) error {
+	if walLimitBytes <= 0 {
+		walLimitBytes = walLimit
+	}
+	c, err := newCheckpointer(path, walLimitBytes)
+	if err != nil {
+		return err
+	}
+	defer c.conn.Close()
+	// Fail at once on a path that is not a database, rather than retry
+	// every tick behind the server's back.
+	if err := c.conn.Ping(); err != nil {
+		return err
+	}
+	c.loop(stop)
+	return nil
 }
 
 // writebackInterval is how often the WAL's new pages are handed to the
 // disk ahead of the checkpoint's fsync (see writeback).
 const writebackInterval = 10 * time.Millisecond
 
-func (c *checkpointer) loop() {
-	defer close(c.done)
+func (c *checkpointer) loop(stop <-chan struct{}) {
 	defer c.closeWAL()
 	t := time.NewTicker(checkpointInterval)
 	defer t.Stop()
@@ -66,7 +87,7 @@ func (c *checkpointer) loop() {
 	defer w.Stop()
 	for {
 		select {
-		case <-c.stop:
+		case <-stop:
 			return
 		case <-w.C:
 			c.writeback()
@@ -79,13 +100,9 @@ func (c *checkpointer) loop() {
 }
 
 // writeback starts the disk writes of the WAL pages committed since the
-// last call, without waiting for them. A checkpoint first fsyncs the WAL
-// (synchronous=NORMAL), and a Go thread blocked in fsync keeps its
-// scheduler slot until the runtime's monitor notices, up to about 10 ms
-// later: with GOMAXPROCS=1 every request waits that long. Measured under
-// event logging, those fsyncs were 7% of the time with nothing running
-// (iowait). Pages already on their way leave the fsync little to wait
-// for. Durability is unchanged: SQLite still fsyncs where it did.
+// last call, without waiting for them, so that the checkpoint's fsync of
+// the WAL (synchronous=NORMAL) finds little left to wait for. Durability
+// is unchanged: SQLite still fsyncs where it did.
 func (c *checkpointer) writeback() {
 	if c.wal == nil {
 		f, err := os.Open(c.walPath)
@@ -128,10 +145,4 @@ func (c *checkpointer) run(mode string) (int64, error) {
 		return 0, err
 	}
 	return frames, nil
-}
-
-func (c *checkpointer) close() {
-	close(c.stop)
-	<-c.done
-	c.conn.Close()
 }

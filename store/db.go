@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -55,7 +57,7 @@ type DB struct {
 	converted *userCache // (campaign, user) that converted: no second try
 	audiences *audienceCache
 	batch     *batcher
-	ckpt      *checkpointer
+	ckpt      *checkpoints
 	closed    atomic.Bool
 
 	// Notify, when set, is called after a commit that queued webhook
@@ -119,18 +121,36 @@ func dsn(path string, extra ...string) string {
 	return "file:" + dsnPath.Replace(path) + "?" + v.Encode()
 }
 
+// Options are Open's settings beyond the path.
+type Options struct {
+	// CheckpointCommand, when set, returns the command that runs the
+	// checkpointer for the database at path in a process of its own
+	// (RunCheckpointer with path and walLimit, until its standard input
+	// ends); see checkpoints. Unset, checkpoints run in a goroutine.
+	CheckpointCommand func(path string, walLimit int64) *exec.Cmd
+	// Log receives what happens to the checkpointer process.
+	Log *slog.Logger
+
+	walLimit int64 // tests shrink it
+}
+
 // Open opens (creating if needed) the database at path and migrates it to
 // the latest schema.
 func Open(ctx context.Context, path string) (*DB, error) {
-	return open(ctx, path, true)
+	return open(ctx, path, true, Options{})
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, opts Options) (*DB, error) {
+	return open(ctx, path, true, opts)
 }
 
 // OpenNoMigrate opens the database as it is, for the migrate command.
 func OpenNoMigrate(ctx context.Context, path string) (*DB, error) {
-	return open(ctx, path, false)
+	return open(ctx, path, false, Options{})
 }
 
-func open(ctx context.Context, path string, up bool) (*DB, error) {
+func open(ctx context.Context, path string, up bool, opts Options) (*DB, error) {
 	w, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -writerCacheKiB), "temp_store(memory)"))
 	if err != nil {
 		return nil, err
@@ -172,7 +192,7 @@ func open(ctx context.Context, path string, up bool) (*DB, error) {
 	db.converted = newUserCache(1 << 9)
 	db.audiences = newAudienceCache()
 	db.batch = newBatcher(db)
-	if db.ckpt, err = newCheckpointer(path); err != nil {
+	if db.ckpt, err = startCheckpoints(path, opts); err != nil {
 		db.batch.close()
 		db.close()
 		return nil, err
