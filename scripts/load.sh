@@ -20,7 +20,7 @@
 # Each round runs the bare server and the three workloads; the figure that
 # counts is each workload's requests/s divided by bare's in the same round.
 # The report is the median over ROUNDS rounds, plus the service's peak RSS
-# (VmHWM from /proc/<pid>/status).
+# (VmHWM from /proc/<pid>/status) and its checkpointer child's.
 #
 # Workloads:
 #   bare               scripts/bare: decode the request, write a fixed answer
@@ -249,7 +249,18 @@ url() {
 }
 
 peak_rss_mib() {
-	awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$SERVICE_PID/status"
+	awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/${1:-$SERVICE_PID}/status"
+}
+
+# rss_report: the service's peak RSS, and its checkpointer child's (a
+# process of its own: see docs/operations.md).
+rss_report() {
+	local child
+	echo "  service peak RSS (VmHWM): $(peak_rss_mib) MiB"
+	child=$(pgrep -P "$SERVICE_PID" -f checkpointer | head -1 || true)
+	if [ -n "$child" ]; then
+		echo "  checkpointer child peak RSS (VmHWM): $(peak_rss_mib "$child") MiB"
+	fi
 }
 
 # median of the arguments (numbers).
@@ -284,7 +295,7 @@ load() {
 		# shellcheck disable=SC2086
 		printf '  %-18s %8s %10s %10s\n' "$s" "$(median ${RPSS[$s]})" "$(median ${RATIOS[$s]})" "$(median ${P99S[$s]})"
 	done
-	echo "  service peak RSS (VmHWM): $(peak_rss_mib) MiB"
+	rss_report
 }
 
 db_size_mib() {
@@ -306,7 +317,7 @@ soak() {
 		line=$(wrkrun "$DURATION" "$(url $s)" "$(lua "$s-end" "$(body $s end)")")
 		printf '  %-18s %s\n' "$s" "$(awk '{ printf "%d req/s, p99 %s ms, errors %d", $2, $3, $4 }' <<<"$line")"
 	done
-	echo "  service peak RSS (VmHWM): $(peak_rss_mib) MiB"
+	rss_report
 	echo "  database size (with WAL): $(db_size_mib) MiB"
 }
 
