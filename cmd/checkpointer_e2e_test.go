@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,4 +96,44 @@ func alive(pid int) bool {
 	}
 	f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
+}
+
+// TestCheckpointerLeavesItsEndingToServe: an interrupt that reaches the
+// child too (Ctrl-C and service managers signal the whole process group)
+// does not end it; serve's clean shutdown does, with no warning.
+func TestCheckpointerLeavesItsEndingToServe(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "ckpt.db")
+	s := e2eServe(t, "--db", db)
+	child := waitChild(t, s.cmd.Process.Pid, "checkpointer")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		if err := syscall.Kill(child, sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The signals are delivered at once; give the child a moment in which
+	// acting on them would show.
+	time.Sleep(300 * time.Millisecond)
+	if !alive(child) {
+		t.Fatal("the checkpointer ended on a signal; only serve should end it")
+	}
+
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve still running 30 s after SIGTERM")
+	}
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatalf("serve exited with %v after SIGTERM, want 0", err)
+	}
+	if alive(child) {
+		t.Fatalf("checkpointer %d outlived serve's clean shutdown", child)
+	}
+	for _, l := range s.Logs() {
+		if l["level"] == "WARN" && strings.Contains(fmt.Sprint(l["msg"]), "checkpointer") {
+			t.Fatalf("serve logged %v on a clean shutdown", l)
+		}
+	}
 }
