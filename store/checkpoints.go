@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -102,8 +103,20 @@ func (cs *checkpoints) runProcess(cmd *exec.Cmd) error {
 	}
 }
 
+// truncate checkpoints everything and empties the WAL, waiting
+// busy_timeout for readers and writers, which the server's own writer
+// connection does not (see DB.begin). Any connection may checkpoint.
+func (cs *checkpoints) truncate(ctx context.Context) error {
+	_, err := cs.worker.conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+	return err
+}
+
+// close stops the checkpointer, then truncates the WAL: a cleanly closed
+// database is one compact file (after a crash, WAL recovery handles it
+// anyway).
 func (cs *checkpoints) close() {
 	close(cs.stop)
 	<-cs.done
+	_ = cs.truncate(context.Background())
 	cs.worker.conn.Close()
 }

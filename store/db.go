@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,7 +22,8 @@ import (
 	"github.com/golang-migrate/migrate/v4"
 	migratesqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
 	"github.com/golang-migrate/migrate/v4/source/iofs"
-	_ "modernc.org/sqlite" // registers the cgo-free "sqlite" driver
+	"modernc.org/sqlite" // registers the cgo-free "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"service/keyring"
 	"service/migrations"
@@ -59,6 +61,10 @@ type DB struct {
 	batch     *batcher
 	ckpt      *checkpoints
 	closed    atomic.Bool
+	// lockWait bounds begin's wait for the write lock (writeLockWait;
+	// shorter in tests), and lockWaits counts its retries.
+	lockWait  time.Duration
+	lockWaits atomic.Int64
 
 	// Notify, when set, is called after a commit that queued webhook
 	// deliveries, so the dispatcher wakes without polling.
@@ -98,7 +104,11 @@ const walLimit = 64 << 20
 
 func dsn(path string, extra ...string) string {
 	v := url.Values{}
-	v.Add("_pragma", "busy_timeout(10000)")
+	// The driver runs busy_timeout pragmas first in no set order, so an
+	// extra one replaces this default instead of following it.
+	if !slices.ContainsFunc(extra, func(p string) bool { return strings.HasPrefix(p, "busy_timeout") }) {
+		v.Add("_pragma", "busy_timeout(10000)")
+	}
 	v.Add("_pragma", "journal_mode(wal)")
 	// NORMAL in WAL mode survives a process crash (kill -9) without loss;
 	// only an OS crash or power cut can drop the last transactions.
@@ -151,7 +161,10 @@ func OpenNoMigrate(ctx context.Context, path string) (*DB, error) {
 }
 
 func open(ctx context.Context, path string, up bool, opts Options) (*DB, error) {
-	w, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -writerCacheKiB), "temp_store(memory)"))
+	// The writer never waits in SQLite's busy handler, which sleeps in a
+	// system call and keeps the scheduler thread meanwhile: begin waits
+	// for the write lock in Go instead (see begin).
+	w, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -writerCacheKiB), "temp_store(memory)", "busy_timeout(0)"))
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +181,7 @@ func open(ctx context.Context, path string, up bool, opts Options) (*DB, error) 
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
 
-	db := &DB{write: w, read: r, path: path, Now: time.Now}
+	db := &DB{write: w, read: r, path: path, Now: time.Now, lockWait: writeLockWait}
 	db.wstmts, db.rstmts = newStmtCache(w, true), newStmtCache(r, false)
 	// The group commit's multi-row inserts are prepared while the writer is
 	// free: once it is busy, a statement prepared in the background can
@@ -229,6 +242,7 @@ func (db *DB) Migrate(ctx context.Context, steps int) error {
 	if err != nil {
 		return err
 	}
+	defer m.Close()
 	if steps == 0 {
 		err = m.Up()
 	} else {
@@ -249,6 +263,7 @@ func (db *DB) Version() (uint, bool, error) {
 	if err != nil {
 		return 0, false, err
 	}
+	defer m.Close()
 	v, dirty, err := m.Version()
 	if errors.Is(err, migrate.ErrNilVersion) {
 		return 0, false, nil
@@ -256,15 +271,23 @@ func (db *DB) Version() (uint, bool, error) {
 	return v, dirty, err
 }
 
-// migrator is deliberately never closed: Close would close the shared
-// writer *sql.DB underneath the rest of the store.
+// migrator runs on a connection of its own, closed with it: the writer's
+// busy_timeout is 0 (see begin), and a migration that met another writer
+// would fail halfway and leave the schema marked dirty, where this
+// connection waits busy_timeout for the lock like any other.
 func (db *DB) migrator() (*migrate.Migrate, error) {
 	src, err := iofs.New(migrations.FS, ".")
 	if err != nil {
 		return nil, err
 	}
-	drv, err := migratesqlite.WithInstance(db.write, &migratesqlite.Config{})
+	conn, err := sql.Open("sqlite", dsn(db.path))
 	if err != nil {
+		return nil, err
+	}
+	conn.SetMaxOpenConns(1)
+	drv, err := migratesqlite.WithInstance(conn, &migratesqlite.Config{})
+	if err != nil {
+		conn.Close()
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	return migrate.NewWithInstance("iofs", src, "sqlite", drv)
@@ -284,9 +307,6 @@ func (db *DB) Close() error {
 	if db.ckpt != nil {
 		db.ckpt.close()
 	}
-	// A checkpoint on clean shutdown leaves a compact main file; WAL
-	// recovery would handle it anyway after a crash.
-	_, _ = db.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`)
 	return db.close()
 }
 
@@ -329,13 +349,52 @@ type Tx struct {
 	assignIdx map[int64]map[string]int // campaign, user key -> index in assigns
 }
 
-// begin starts a write transaction (BEGIN IMMEDIATE through the DSN).
+// writeLockWait is how long begin waits for another connection's write
+// lock (another process writing, a checkpoint restarting the WAL): what
+// busy_timeout gives every other connection.
+const writeLockWait = 10 * time.Second
+
+// begin starts a write transaction (BEGIN IMMEDIATE through the DSN). When
+// another connection holds the write lock, SQLite's busy handler would
+// sleep in nanosleep, and a Go thread in a system call keeps its scheduler
+// slot until the runtime's monitor notices (up to 10 ms under load): with
+// GOMAXPROCS=1 the whole server would stop with the writer. So the
+// writer's busy_timeout is 0 and the wait happens here, on a Go timer that
+// leaves the scheduler to the other requests, retrying within 100 us to
+// 2 ms of the lock's release.
 func (db *DB) begin(ctx context.Context) (*Tx, error) {
-	tx, err := db.write.BeginTx(ctx, nil)
-	if err != nil {
-		return nil, err
+	var deadline time.Time
+	wait := 100 * time.Microsecond
+	for {
+		tx, err := db.write.BeginTx(ctx, nil)
+		if err == nil {
+			return &Tx{Tx: tx, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC()}, nil
+		}
+		if !isBusy(err) {
+			return nil, err
+		}
+		now := time.Now()
+		if deadline.IsZero() {
+			deadline = now.Add(db.lockWait)
+		} else if now.After(deadline) {
+			return nil, err
+		}
+		db.lockWaits.Add(1)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, 2*time.Millisecond)
 	}
-	return &Tx{Tx: tx, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC()}, nil
+}
+
+// isBusy reports whether err is SQLite's "database is locked".
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 // commit commits and then publishes what the transaction changed. Cache

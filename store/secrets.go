@@ -138,7 +138,7 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 		// The replaced values' pages also live on in the WAL until a
 		// checkpoint; TRUNCATE copies the zeroed pages into the main file
 		// and empties the WAL. Best effort: a busy reader only delays it.
-		_, _ = db.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
+		_ = db.ckpt.truncate(ctx)
 	}
 	db.secrets = ring
 	return n, nil
