@@ -105,6 +105,9 @@ func TestCheckpointerLeavesItsEndingToServe(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "ckpt.db")
 	s := e2eServe(t, "--db", db)
 	child := waitChild(t, s.cmd.Process.Pid, "checkpointer")
+	// main installs its signal handling before anything opens the
+	// database: until then a signal ends any process by default.
+	testwait.Until(t, 30*time.Second, "the checkpointer to open the database", func() bool { return hasOpen(child, db) })
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		if err := syscall.Kill(child, sig); err != nil {
 			t.Fatal(err)
@@ -136,4 +139,19 @@ func TestCheckpointerLeavesItsEndingToServe(t *testing.T) {
 			t.Fatalf("serve logged %v on a clean shutdown", l)
 		}
 	}
+}
+
+// hasOpen reports whether process pid has the file at path open.
+func hasOpen(pid int, path string) bool {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real // /proc shows the resolved path
+	}
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "fd")
+	fds, _ := os.ReadDir(dir)
+	for _, fd := range fds {
+		if target, err := os.Readlink(filepath.Join(dir, fd.Name())); err == nil && target == path {
+			return true
+		}
+	}
+	return false
 }
