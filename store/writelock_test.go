@@ -54,7 +54,7 @@ func TestWriterWaitsForTheWriteLockInGo(t *testing.T) {
 	}()
 	// Well under the 10 s SQLite's busy handler would first sleep through
 	// on the writer, yet generous for a retry every few milliseconds.
-	testwait.Until(t, 5*time.Second, "the write to retry for the lock in Go", func() bool { return db.lockWaits.Load() > 0 })
+	testwait.Until(t, 8*time.Second, "the write to retry for the lock in Go", func() bool { return db.lockWaits.Load() > 0 })
 	select {
 	case err := <-done:
 		t.Fatalf("the write finished while another connection held the lock: %v", err)
@@ -84,7 +84,7 @@ func TestWriterGivesUpOnALockHeldTooLong(t *testing.T) {
 		t.Fatalf("write under a held lock: err = %v, want SQLITE_BUSY", err)
 	}
 	// The writer's own wait, not SQLite's 10 s busy timeout.
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 8*time.Second {
 		t.Fatalf("gave up after %v, want about the 200 ms wait", d)
 	}
 	release()
