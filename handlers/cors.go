@@ -23,12 +23,18 @@ const corsExposed = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset
 
 // allowOrigin sets Access-Control-Allow-Origin for the app in the path (the
 // default "*" where the path names none, as /content/submit-form) and
-// reports whether the request's origin is allowed.
+// reports whether the request's origin is allowed. A request without
+// Origin is no browser's cross-origin call: it gets no CORS headers, and
+// the SDK's other callers (React Native, servers) no origin lookup on
+// their hot path.
 func (s *Server) allowOrigin(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
 	// The answer depends on Origin whenever the list is not "*"; caches
 	// between browser and service must keep one copy per origin.
 	h.Add("Vary", "Origin")
+	if _, ok := r.Header["Origin"]; !ok {
+		return false
+	}
 	origins := []string{store.AnyOrigin}
 	if raw := param(r, "appId"); raw != "" {
 		// A malformed id keeps the default: the request itself then gets
@@ -60,12 +66,7 @@ func (s *Server) allowOrigin(w http.ResponseWriter, r *http.Request) bool {
 // authentication so that a page can read a 401 or 429 too.
 func (s *Server) cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// Browsers send Origin on every cross-origin call; the SDK's other
-		// callers (React Native, servers) do not, and get no CORS headers
-		// and no origin lookup on their hot path.
-		if _, ok := r.Header["Origin"]; !ok {
-			w.Header().Add("Vary", "Origin")
-		} else if s.allowOrigin(w, r) {
+		if s.allowOrigin(w, r) {
 			w.Header().Set("Access-Control-Expose-Headers", corsExposed)
 		}
 		next.ServeHTTP(w, r)
@@ -80,10 +81,7 @@ func (s *Server) preflight(methods []string) http.Handler {
 	allow := strings.Join(methods, ", ")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		// A preflight without Origin is no browser's: no origin lookup.
-		if _, ok := r.Header["Origin"]; !ok {
-			h.Add("Vary", "Origin")
-		} else if s.allowOrigin(w, r) {
+		if s.allowOrigin(w, r) {
 			h.Set("Access-Control-Allow-Methods", allow)
 			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
 			h.Set("Access-Control-Max-Age", strconv.Itoa(corsMaxAge))

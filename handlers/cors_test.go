@@ -229,19 +229,31 @@ func TestCORSPerAppOrigins(t *testing.T) {
 }
 
 // A caller that sends no Origin (React Native, a server) is not a browser
-// doing CORS: its SDK answers carry no CORS headers beyond Vary.
+// doing CORS: its SDK answers, and a preflight, carry no CORS headers
+// beyond Vary.
 func TestCORSNoOriginNoHeaders(t *testing.T) {
 	e := newEnv(t)
 	srv := httptest.NewServer(e.Srv)
 	defer srv.Close()
-	res := corsDo(t, srv, "POST", pathf("/v1/apps-external/%d/variants", e.App.ID), map[string]string{"Authorization": "Bearer " + e.Cli}, `{"userId":"u"}`)
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("status=%d, want 200", res.StatusCode)
-	}
-	if got := corsHeaders(res.Header); len(got) != 0 {
-		t.Fatalf("CORS headers without Origin: %v", got)
-	}
-	if res.Header.Get("Vary") != "Origin" {
-		t.Fatalf("Vary=%q, want Origin", res.Header.Get("Vary"))
+	path := pathf("/v1/apps-external/%d/variants", e.App.ID)
+	for _, tc := range []struct {
+		method string
+		hdr    map[string]string
+		body   string
+		want   int
+	}{
+		{"POST", map[string]string{"Authorization": "Bearer " + e.Cli}, `{"userId":"u"}`, http.StatusOK},
+		{"OPTIONS", nil, "", http.StatusNoContent},
+	} {
+		res := corsDo(t, srv, tc.method, path, tc.hdr, tc.body)
+		if res.StatusCode != tc.want {
+			t.Fatalf("%s: status=%d, want %d", tc.method, res.StatusCode, tc.want)
+		}
+		if got := corsHeaders(res.Header); len(got) != 0 {
+			t.Fatalf("%s: CORS headers without Origin: %v", tc.method, got)
+		}
+		if res.Header.Get("Vary") != "Origin" {
+			t.Fatalf("%s: Vary=%q, want Origin", tc.method, res.Header.Get("Vary"))
+		}
 	}
 }
