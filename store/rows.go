@@ -210,12 +210,9 @@ func (tx *Tx) pendingAssignment(ref assignRef) *pendingAssign {
 }
 
 // assignLater queues a first assignment to variant vid for the commit,
-// which fills out (see flushAssignments).
+// which fills out (see flushAssignments). The caller has found none queued
+// for ref (pendingAssignment).
 func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome) {
-	if p := tx.pendingAssignment(ref); p != nil {
-		p.outs = append(p.outs, out)
-		return
-	}
 	if tx.assignIdx == nil {
 		tx.assignIdx = map[int64]map[string]int{}
 	}
