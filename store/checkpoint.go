@@ -31,7 +31,7 @@ type checkpointer struct {
 	conn *sql.DB
 	// limit is the WAL length in bytes past which a checkpoint waits for
 	// readers: walLimit, smaller in tests.
-	limit atomic.Int64
+	limit int64
 
 	walPath    string
 	wal        *os.File // the WAL, opened read-only for writeback
@@ -39,8 +39,11 @@ type checkpointer struct {
 }
 
 // newCheckpointer prepares a checkpointer; its connection opens on first
-// use, so one that never runs costs nothing.
+// use, so one that never runs costs nothing. A limit of 0 means walLimit.
 func newCheckpointer(path string, limit int64) (*checkpointer, error) {
+	if limit <= 0 {
+		limit = walLimit
+	}
 	conn, err := sql.Open("sqlite", dsn(path, "cache_size(-256)"))
 	if err != nil {
 		return nil, err
@@ -48,9 +51,7 @@ func newCheckpointer(path string, limit int64) (*checkpointer, error) {
 	conn.SetMaxOpenConns(1)
 	conn.SetMaxIdleConns(1)
 	conn.SetConnMaxLifetime(0)
-	c := &checkpointer{conn: conn, walPath: path + "-wal"}
-	c.limit.Store(limit)
-	return c, nil
+	return &checkpointer{conn: conn, walPath: path + "-wal", limit: limit}, nil
 }
 
 // RunCheckpointer is the checkpointer process's body: it checkpoints the
@@ -58,9 +59,6 @@ func newCheckpointer(path string, limit int64) (*checkpointer, error) {
 // bytes past which it waits for readers to restart the log (0: the
 // default).
 func RunCheckpointer(path string, walLimitBytes int64, stop <-chan struct{}) error {
-	if walLimitBytes <= 0 {
-		walLimitBytes = walLimit
-	}
 	c, err := newCheckpointer(path, walLimitBytes)
 	if err != nil {
 		return err
@@ -129,7 +127,7 @@ func (c *checkpointer) closeWAL() {
 // WAL has grown past its limit. It returns the WAL's length in frames.
 func (c *checkpointer) checkpoint() (int64, error) {
 	frames, err := c.run("PASSIVE")
-	if err != nil || frames*pageSize <= c.limit.Load() {
+	if err != nil || frames*pageSize <= c.limit {
 		return frames, err
 	}
 	return c.run("RESTART")

@@ -38,11 +38,7 @@ type checkpoints struct {
 const checkpointStopTimeout = 30 * time.Second
 
 func startCheckpoints(path string, opts Options) (*checkpoints, error) {
-	limit := opts.walLimit
-	if limit <= 0 {
-		limit = walLimit
-	}
-	w, err := newCheckpointer(path, limit)
+	w, err := newCheckpointer(path, opts.walLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +49,7 @@ func startCheckpoints(path string, opts Options) (*checkpoints, error) {
 	cs := &checkpoints{worker: w, stop: make(chan struct{}), done: make(chan struct{}), log: log}
 	var cmd *exec.Cmd
 	if opts.CheckpointCommand != nil {
-		cmd = opts.CheckpointCommand(path, limit)
+		cmd = opts.CheckpointCommand(path, w.limit)
 	}
 	go cs.run(cmd)
 	return cs, nil
