@@ -326,16 +326,22 @@ profile() {
 	local s=$1
 	url "$s" >/dev/null
 	wrkrun "$WARMUP" "$(url "$s")" "$(lua "$s-w" "$(body "$s" w)")" >/dev/null
-	local secs=${DURATION%s}
+	local secs=${DURATION%s} file
 	if [ -n "${TRACE:-}" ]; then
-		curl -fsS -o "$OUT/$s.trace" "http://$PPROF_ADDR/debug/pprof/trace?seconds=3" &
+		file=$OUT/$s.trace
+		curl -fsS -o "$file" "http://$PPROF_ADDR/debug/pprof/trace?seconds=3" &
 	else
-		curl -fsS -o "$OUT/$s.pprof" "http://$PPROF_ADDR/debug/pprof/profile?seconds=$((secs - 1))" &
+		file=$OUT/$s.pprof
+		curl -fsS -o "$file" "http://$PPROF_ADDR/debug/pprof/profile?seconds=$((secs - 1))" &
 	fi
 	local pid=$!
 	wrkrun "$DURATION" "$(url "$s")" "$(lua "$s-p" "$(body "$s" p)")"
 	wait "$pid"
-	echo "profile: $OUT/$s.pprof (go tool pprof -top $BIN $OUT/$s.pprof)"
+	if [ -n "${TRACE:-}" ]; then
+		echo "trace: $file (go tool trace $file)"
+	else
+		echo "profile: $file (go tool pprof -top $BIN $file)"
+	fi
 	echo "group commits since start (size, then seconds):"
 	curl -fsS "http://$METRICS_ADDR/metrics" | grep -E '^service_store_group_commit_(size|duration_seconds)_(bucket|sum|count)|^go_gc_duration_seconds_count|^go_memstats_(heap_inuse|next_gc)_bytes|^go_gc_gogc|^go_gc_gomemlimit' | grep -v 'le="+Inf"'
 
@@ -348,7 +354,7 @@ load) load ;;
 soak) soak ;;
 profile) profile "${2:?profile needs a workload: ${WORKLOADS[*]}}" ;;
 *)
-	echo "load.sh: unknown mode $MODE (load or soak)" >&2
+	echo "load.sh: unknown mode $MODE (load, soak or profile)" >&2
 	exit 2
 	;;
 esac
