@@ -322,7 +322,7 @@ func TestStoreAuthenticate(t *testing.T) {
 	if got.ID != k.ID || got.AppID != app.ID || got.Role != RoleClient || got.RateLimit != 300 {
 		t.Fatalf("Authenticate=%+v, want key %d of app %d, client, limit 300", got, k.ID, app.ID)
 	}
-	for _, bad := range []string{"", "sk_c_", plain + "0", strings.ToUpper(plain), plain[:len(plain)-1]} {
+	for _, bad := range []string{"", "sk_c_", plain + "0", strings.ToUpper(plain), plain[:len(plain)-1], plain + strings.Repeat("x", 200)} {
 		_, err := db.Authenticate(ctx, bad)
 		wantCode(t, err, EINVALID)
 	}
@@ -623,5 +623,16 @@ func TestUpdateAppAllowedOrigins(t *testing.T) {
 	got, err := db.AllowedOrigins(ctx, app.ID)
 	if err != nil || strings.Join(got, " ") != "https://a.example http://localhost:3000" {
 		t.Fatalf("origins=%v, %v; want %v", got, err, good)
+	}
+}
+
+// TestKeyHashIsSHA256: the stack-buffer hash of a key is SHA-256 at every
+// length, past the buffer's 128 bytes too.
+func TestKeyHashIsSHA256(t *testing.T) {
+	for _, n := range []int{0, 1, 47, 128, 129, 500} {
+		s := strings.Repeat("k", n)
+		if got, want := keyHash(s), sha256.Sum256([]byte(s)); got != want {
+			t.Errorf("keyHash of %d bytes = %x, want %x", n, got, want)
+		}
 	}
 }
