@@ -140,6 +140,43 @@ func TestCheckpointerRestartsWALUnderConstantWrites(t *testing.T) {
 	}
 }
 
+// TestCheckpointerCatchesUpBeforeRestart: a RESTART holds the writer back
+// while it copies what is left, so past the WAL's limit passive passes,
+// which block no one, first copy what committed meanwhile; the RESTART
+// comes last, and the next write starts the log over.
+func TestCheckpointerCatchesUpBeforeRestart(t *testing.T) {
+	db, app, _ := mustOpenApp(t, eventsT0)
+	ctx := context.Background()
+	for range 20 {
+		if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "view", SessionID: "s", Metadata: []byte(`{"pad":"` + strings.Repeat("x", 4<<10) + `"}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := newCheckpointer(db.path, pageSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.conn.Close()
+	var modes []string
+	c.ran = func(mode string) { modes = append(modes, mode) }
+	first := walSequence(t, db.path)
+	if _, err := c.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	// A pass over an idle WAL is quick, so one catch-up pass is the usual
+	// count; a slow machine may take more, never past the bound.
+	passes := strings.Count(strings.Join(modes, " "), "PASSIVE")
+	if len(modes) < 3 || modes[len(modes)-1] != "RESTART" || passes != len(modes)-1 || passes > 1+catchUpPasses {
+		t.Fatalf("checkpoint past the limit ran %v, want PASSIVE, 1 to %d catch-up PASSIVE passes, then RESTART", modes, catchUpPasses)
+	}
+	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "view", SessionID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	if walSequence(t, db.path) == first {
+		t.Fatal("the write after the RESTART did not start the WAL over")
+	}
+}
+
 // TestCheckpointerProcessStopsWithTheDatabase: closing the database ends
 // the child, so no process outlives the server that started it.
 func TestCheckpointerProcessStopsWithTheDatabase(t *testing.T) {
