@@ -19,8 +19,9 @@ const MaxAllowedOrigins = 100
 
 // ParseAllowedOrigins reads a comma-separated origin list, as given to
 // `service apps update --allowed-origins`. Each entry is "*" or a
-// scheme://host[:port] origin without path; they are returned lower-cased
-// and without duplicates, which is how browsers send the Origin header.
+// scheme://host[:port] origin without path; they are returned lower-cased,
+// without the scheme's default port and without duplicates, which is how
+// browsers send the Origin header.
 func ParseAllowedOrigins(s string) ([]string, error) {
 	var out []string
 	seen := map[string]bool{}
@@ -36,7 +37,13 @@ func ParseAllowedOrigins(s string) ([]string, error) {
 				return nil, &Error{Code: EINVALID, Message: "allowed origins must be * or scheme://host[:port]",
 					Details: map[string]any{"fields": map[string]any{"allowedOrigins": "invalid origin " + strings.TrimSpace(part)}}}
 			}
-			o = u.Scheme + "://" + u.Host
+			// Browsers leave a scheme's default port out of Origin, so an
+			// entry that names it would never match.
+			host := u.Host
+			if port := u.Port(); (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
+				host = strings.TrimSuffix(host, ":"+port)
+			}
+			o = u.Scheme + "://" + host
 		}
 		if !seen[o] {
 			seen[o] = true
