@@ -52,6 +52,11 @@ var (
 	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
 	// Deprecated IPv4-compatible IPv6 (::a.b.c.d), judged the same way.
 	v4compat = netip.MustParsePrefix("::/96")
+	// 6to4 (2002:AABB:CCDD::/48) reaches the IPv4 host A.B.C.D through a
+	// relay; Teredo (2001:0::/32) reaches the client whose IPv4 address is
+	// the last 32 bits inverted. Both are judged by that IPv4 address too.
+	sixToFour = netip.MustParsePrefix("2002::/16")
+	teredo    = netip.MustParsePrefix("2001::/32")
 	// metadata are the cloud instance-metadata services outside
 	// link-local: AWS's IPv6 endpoint, Alibaba Cloud's, Oracle Cloud's.
 	// They hand out credentials, so they are refused even when private
@@ -75,10 +80,8 @@ func (p Policy) refuse(a netip.Addr) string {
 		return "not an IP address"
 	}
 	a = a.WithZone("").Unmap()
-	if a.Is6() && (nat64.Contains(a) || nat64Local.Contains(a) ||
-		(v4compat.Contains(a) && !a.IsUnspecified() && !a.IsLoopback())) {
-		b := a.As16()
-		if r := p.refuse(netip.AddrFrom4([4]byte(b[12:]))); r != "" {
+	if v4, ok := embeddedIPv4(a); ok {
+		if r := p.refuse(v4); r != "" {
 			return r + " (embedded in " + a.String() + ")"
 		}
 	}
@@ -107,6 +110,25 @@ func (p Policy) refuse(a netip.Addr) string {
 		return "shared address space (carrier-grade NAT)"
 	}
 	return ""
+}
+
+// embeddedIPv4 returns the IPv4 address an IPv6 address a leads to, for the
+// forms that carry one: NAT64, IPv4-compatible, 6to4 and Teredo.
+func embeddedIPv4(a netip.Addr) (netip.Addr, bool) {
+	if !a.Is6() {
+		return netip.Addr{}, false
+	}
+	b := a.As16()
+	switch {
+	case nat64.Contains(a) || nat64Local.Contains(a) ||
+		(v4compat.Contains(a) && !a.IsUnspecified() && !a.IsLoopback()):
+		return netip.AddrFrom4([4]byte(b[12:])), true
+	case sixToFour.Contains(a):
+		return netip.AddrFrom4([4]byte(b[2:6])), true
+	case teredo.Contains(a):
+		return netip.AddrFrom4([4]byte{^b[12], ^b[13], ^b[14], ^b[15]}), true
+	}
+	return netip.Addr{}, false
 }
 
 // CheckHost checks a URL's host name when it is a literal IP address; a

@@ -50,6 +50,12 @@ func TestPolicyCheck(t *testing.T) {
 		{"100.64.0.1", "", "shared address space (carrier-grade NAT)"},
 		{"100.127.255.255", "", "shared address space (carrier-grade NAT)"},
 		{"64:ff9b::7f00:1", "", "loopback (embedded in 64:ff9b::7f00:1)"},
+		{"2002:a9fe:a9fe::1", "link-local (embedded in 2002:a9fe:a9fe::1)", "link-local (embedded in 2002:a9fe:a9fe::1)"},
+		{"2002:7f00:1::", "", "loopback (embedded in 2002:7f00:1::)"},
+		{"2002:c0a8:101:1::1", "", "private (embedded in 2002:c0a8:101:1::1)"},
+		// Teredo: server 65.54.227.120, client 169.254.169.254 inverted.
+		{"2001:0:4136:e378:8000:63bf:5601:5601", "link-local (embedded in 2001:0:4136:e378:8000:63bf:5601:5601)", "link-local (embedded in 2001:0:4136:e378:8000:63bf:5601:5601)"},
+		{"2001:0:4136:e378:8000:63bf:f5ff:fff5", "", "private (embedded in 2001:0:4136:e378:8000:63bf:f5ff:fff5)"},
 		// Neighbours of the refused ranges stay allowed.
 		{"172.15.255.255", "", ""},
 		{"172.32.0.1", "", ""},
@@ -62,6 +68,10 @@ func TestPolicyCheck(t *testing.T) {
 		{"2606:4700::1111", "", ""},
 		{"fec0::1", "", ""},
 		{"64:ff9b::5db8:d822", "", ""},
+		{"2002:5db8:d822::1", "", ""},
+		{"2001:0:4136:e378:8000:63bf:a247:27dd", "", ""},
+		{"2001:db8::1", "", ""},
+		{"2001:4860:4860::8888", "", ""},
 	} {
 		t.Run(tc.addr, func(t *testing.T) {
 			a := netip.MustParseAddr(tc.addr)
