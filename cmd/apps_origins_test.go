@@ -20,7 +20,7 @@ func TestCLIAppsUpdateAllowedOrigins(t *testing.T) {
 		{"*", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["*"]}`},
 		// Browsers send no default port: an entry naming it would never match.
 		{"https://a.example:443,http://b.example:80,https://[::1]:443,http://c.example:443", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example","http://b.example","https://[::1]","http://c.example:443"]}`},
-		{"https://a.example,HTTPS://A.EXAMPLE:443", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example"]}`},
+		{"https://a.example,HTTPS://A.EXAMPLE:443,https://a.example:", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example"]}`},
 		{"http://localhost:3000", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["http://localhost:3000"]}`},
 	} {
 		r := cliRun(t, nil, "apps", "update", "--db", db, "--id", "1", "--allowed-origins", tc.arg)

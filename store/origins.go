@@ -40,8 +40,8 @@ func ParseAllowedOrigins(s string) ([]string, error) {
 			// Browsers leave a scheme's default port out of Origin, so an
 			// entry that names it would never match.
 			host := u.Host
-			if port := u.Port(); (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
-				host = strings.TrimSuffix(host, ":"+port)
+			if port := u.Port(); port == "" || (u.Scheme == "https" && port == "443") || (u.Scheme == "http" && port == "80") {
+				host = strings.TrimSuffix(host, ":"+port) // "a.example:" too
 			}
 			o = u.Scheme + "://" + host
 		}
