@@ -1,11 +1,42 @@
 package cmd
 
 import (
+	"bytes"
+	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"service/internal/testlog"
 )
+
+// stalledWriter holds every Write until release is closed, like a log
+// reader that has fallen behind.
+type stalledWriter struct {
+	release chan struct{}
+	entered chan struct{} // receives once per Write that started
+	mu      sync.Mutex
+	out     bytes.Buffer
+}
+
+func newStalledWriter() *stalledWriter {
+	return &stalledWriter{release: make(chan struct{}), entered: make(chan struct{}, 100)}
+}
+
+func (w *stalledWriter) Write(p []byte) (int, error) {
+	w.entered <- struct{}{}
+	<-w.release
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.Write(p)
+}
+
+func (w *stalledWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.out.String()
+}
 
 func TestLogBuffer(t *testing.T) {
 	t.Run("FlushedWithinInterval", func(t *testing.T) {
@@ -39,6 +70,65 @@ func TestLogBuffer(t *testing.T) {
 		b.Flush()
 		if got, want := out.String(), "serving\n"; got != want {
 			t.Fatalf("after Flush: %q, want %q", got, want)
+		}
+	})
+	t.Run("StalledReaderDoesNotBlockLogging", func(t *testing.T) {
+		w := newStalledWriter()
+		b := newLogBuffer(w)
+		b.Write([]byte("first\n"))
+		go b.Flush()
+		<-w.entered // the flush is stuck in the destination's Write
+		// Lines keep being accepted meanwhile, past the kick size.
+		var want strings.Builder
+		want.WriteString("first\n")
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := range 2 * logKickSize / 16 {
+				line := fmt.Sprintf("line %09d\n", i)
+				b.Write([]byte(line))
+				want.WriteString(line)
+			}
+		}()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatal("Write waited for a stalled destination below logMaxSize")
+		}
+		close(w.release)
+		b.Close()
+		if got := w.String(); got != want.String() {
+			t.Fatalf("written %d bytes, want %d, in order", len(got), want.Len())
+		}
+	})
+	t.Run("BoundedWhileStalled", func(t *testing.T) {
+		w := newStalledWriter()
+		b := newLogBuffer(w)
+		b.Write([]byte("first\n"))
+		go b.Flush()
+		<-w.entered
+		line := bytes.Repeat([]byte("x"), 1023)
+		line = append(line, '\n')
+		n := 2 * logMaxSize / len(line)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range n {
+				b.Write(line)
+			}
+		}()
+		// Twice the bound cannot fit while the destination is stalled:
+		// the writer must still be waiting.
+		select {
+		case <-done:
+			t.Fatal("Write buffered twice logMaxSize while the destination was stalled")
+		case <-time.After(200 * time.Millisecond):
+		}
+		close(w.release)
+		<-done
+		b.Close()
+		if got, want := w.String(), "first\n"+strings.Repeat(string(line), n); got != want {
+			t.Fatalf("written %d bytes, want %d", len(got), len(want))
 		}
 	})
 }
