@@ -122,8 +122,11 @@ CREATE TABLE events (
 );
 CREATE INDEX events_app_ts ON events(app_id, ts);
 CREATE INDEX events_app_event_ts ON events(app_id, event_id, ts);
-CREATE INDEX events_app_user_event_ts ON events(app_id, user_id, event_id, ts);
 CREATE UNIQUE INDEX events_app_log ON events(app_id, log_id) WHERE log_id IS NOT NULL;
+CREATE TRIGGER events_delete_event_users AFTER DELETE ON events WHEN old.user_id IS NOT NULL BEGIN
+    DELETE FROM event_users WHERE app_id = old.app_id AND user_id = old.user_id
+        AND event_id = old.event_id AND ts = old.ts AND id = old.id;
+END;
 
 CREATE TABLE webhooks (
     id                   INTEGER PRIMARY KEY,
@@ -209,3 +212,14 @@ CREATE TABLE campaign_variant_hours (
     conversions INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (variant_id, hour)
 ) WITHOUT ROWID;
+
+CREATE TABLE event_users (
+    app_id   INTEGER NOT NULL,
+    user_id  TEXT    NOT NULL,
+    event_id TEXT    NOT NULL,
+    ts       INTEGER NOT NULL,
+    id       INTEGER NOT NULL,
+    PRIMARY KEY (app_id, user_id, event_id, ts, id)
+) WITHOUT ROWID;
+
+CREATE TABLE event_users_upto (upto INTEGER NOT NULL);

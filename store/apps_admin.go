@@ -150,6 +150,9 @@ func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]i
 		// bulk), so they go explicitly; campaigns go before the app because
 		// they reference audiences, which the app's cascade also deletes.
 		for _, q := range []string{
+			// Emptied first, the index makes each event's delete trigger a
+			// lookup that finds nothing.
+			`DELETE FROM event_users WHERE app_id = ?`,
 			`DELETE FROM events WHERE app_id = ?`,
 			`DELETE FROM campaigns WHERE app_id = ?`,
 			`DELETE FROM apps WHERE id = ?`,
@@ -159,6 +162,7 @@ func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]i
 			}
 		}
 		tx.changed = true
+		tx.purged = append(tx.purged, id)
 		return nil
 	})
 	if err != nil {

@@ -30,7 +30,11 @@ type compiledAudience struct {
 	window     time.Duration
 	bounded    bool
 	needsAttrs bool
-	userEvents string // the one-user event query of matchUser
+	// userEvents and userEventsRead are the one-user event queries of
+	// userFacts, on the writer (event_users alone, the memory adds the
+	// rest) and on a reader's snapshot (event_users up to upto, and the
+	// events above it).
+	userEvents, userEventsRead string
 }
 
 // audienceCache keeps compiled definitions, so the variant hot path never
@@ -88,10 +92,15 @@ func (db *DB) compileAudience(id, updatedMS int64, raw []byte) (*compiledAudienc
 	}
 	e := &compiledAudience{updatedMS: updatedMS, def: def, eventIDs: def.EventIDs(), needsAttrs: hasAttributeRule(raw)}
 	e.window, e.bounded = def.MaxWindow()
-	e.userEvents = `SELECT event_id, ts FROM events WHERE app_id = ? AND user_id = ? AND event_id IN (` + placeholders(len(e.eventIDs)) + `)`
+	where := ` WHERE app_id = ? AND user_id = ? AND event_id IN (` + placeholders(len(e.eventIDs)) + `)`
 	if e.bounded {
-		e.userEvents += ` AND ts >= ?`
+		where += ` AND ts >= ?`
 	}
+	e.userEvents = `SELECT event_id, ts, id FROM event_users` + where
+	// NOT INDEXED keeps the tail's plan a scan of the rowids above upto,
+	// never a walk of every event with the referenced ids.
+	e.userEventsRead = e.userEvents + ` AND id <= (SELECT upto FROM event_users_upto)
+		UNION ALL SELECT event_id, ts, id FROM events NOT INDEXED` + where + ` AND id > (SELECT upto FROM event_users_upto)`
 	db.audiences.put(id, e)
 	return e, nil
 }
@@ -159,19 +168,21 @@ func (db *DB) loadAudienceUser(q conn, appID, id int64, userID string) (audience
 // user's events of the referenced ids (one indexed query, bounded by the
 // widest time window when there is one) only when the definition has event
 // rules. An unknown user matches nothing: audiences count known users.
-func matchUser(q conn, r audienceUser, appID int64, userID string, now time.Time) (bool, error) {
+func matchUser(q conn, tail *eventIndexer, r audienceUser, appID int64, userID string, now time.Time) (bool, error) {
 	if !r.knownUser {
 		return false, nil
 	}
-	attrs, facts, err := userFacts(q, r, appID, userID, now)
+	attrs, facts, err := userFacts(q, tail, r, appID, userID, now)
 	if err != nil {
 		return false, err
 	}
 	return r.c.def.Match(attrs, facts, now), nil
 }
 
-// userFacts reads what a loaded audience's rules look at for its user.
-func userFacts(q conn, r audienceUser, appID int64, userID string, now time.Time) (map[string]any, rules.Facts, error) {
+// userFacts reads what a loaded audience's rules look at for its user. On
+// the writer, tail is the event indexer, which holds the events that
+// event_users lacks; readers pass nil and read those from their snapshot.
+func userFacts(q conn, tail *eventIndexer, r audienceUser, appID int64, userID string, now time.Time) (map[string]any, rules.Facts, error) {
 	c := r.c
 	var attrs map[string]any
 	if c.needsAttrs {
@@ -179,31 +190,52 @@ func userFacts(q conn, r audienceUser, appID int64, userID string, now time.Time
 	}
 	var facts rules.Facts
 	if c.def.NeedsEvents() {
-		args := make([]any, 0, len(c.eventIDs)+3)
+		args := make([]any, 0, 2*(len(c.eventIDs)+3))
 		args = append(args, appID, userID)
 		for _, id := range c.eventIDs {
 			args = append(args, id)
 		}
+		since := ms(now.Add(-c.window))
 		if c.bounded {
-			args = append(args, ms(now.Add(-c.window)))
+			args = append(args, since)
 		}
-		rows, err := q.query(c.userEvents, args...)
+		query := c.userEvents
+		var recent []tailEvent
+		if tail == nil {
+			query = c.userEventsRead
+			args = append(args, args...)
+		} else {
+			tail.tail(appID, userID, func(e tailEvent) {
+				if slices.Contains(c.eventIDs, e.eventID) && (!c.bounded || e.ts >= since) {
+					recent = append(recent, e)
+				}
+			})
+		}
+		rows, err := q.query(query, args...)
 		if err != nil {
 			return nil, facts, err
 		}
 		facts.Events = make(map[string][]time.Time, len(c.eventIDs))
 		for rows.Next() {
-			var id string
-			var ts int64
-			if err := rows.Scan(&id, &ts); err != nil {
+			var event string
+			var ts, id int64
+			if err := rows.Scan(&event, &ts, &id); err != nil {
 				rows.Close()
 				return nil, facts, err
 			}
-			facts.Events[id] = append(facts.Events[id], fromMS(ts))
+			facts.Events[event] = append(facts.Events[event], fromMS(ts))
+			// Another process may have indexed an event the memory still
+			// holds (see foreignSinceCheck): it counts once.
+			if i := slices.IndexFunc(recent, func(e tailEvent) bool { return e.id == id }); i >= 0 {
+				recent = slices.Delete(recent, i, i+1)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return nil, facts, err
+		}
+		for _, e := range recent {
+			facts.Events[e.eventID] = append(facts.Events[e.eventID], fromMS(e.ts))
 		}
 		for _, ts := range facts.Events {
 			sortTimes(ts)
@@ -236,7 +268,7 @@ func (tx *Tx) userInAudience(appID, audienceID int64, userID string) (bool, erro
 	if err != nil || !r.found || r.status != AudienceActive {
 		return false, err
 	}
-	return matchUser(tx.conn, r, appID, userID, tx.now)
+	return matchUser(tx.conn, &tx.db.ix, r, appID, userID, tx.now)
 }
 
 type recountJob struct {
@@ -335,12 +367,23 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 	for i := range eventIDs {
 		eventQuery.WriteString(` WHEN ? THEN ` + strconv.Itoa(i))
 	}
-	eventQuery.WriteString(` END, e.ts FROM json_each(?) AS u JOIN events AS e
+	eventQuery.WriteString(` END, e.ts FROM json_each(?) AS u JOIN event_users AS e
 		ON e.app_id = ? AND e.user_id = u.value AND e.event_id IN (` + placeholders(len(eventIDs)) + `)`)
 	if bounded {
 		eventQuery.WriteString(` AND e.ts >= ?`)
 	}
+	eventQuery.WriteString(` AND e.id <= ?`)
 	since := ms(now.Add(-window))
+	// The events not yet in event_users (a second or two of them) are read
+	// once for the whole pass.
+	var upto int64
+	if err := tx.QueryRowContext(ctx, `SELECT upto FROM event_users_upto`).Scan(&upto); err != nil {
+		return err
+	}
+	tail, err := loadEventTail(ctx, tx, appID, upto, eventIDs, bounded, since)
+	if err != nil {
+		return err
+	}
 	batchIDs := make([]string, 0, audienceBatch)
 
 	users := make([]scanUser, 0, audienceBatch)
@@ -409,8 +452,14 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 			if bounded {
 				args = append(args, since)
 			}
+			args = append(args, upto)
 			if err := loadBatchEvents(ctx, tx, eventQuery.String(), args, len(eventIDs), users); err != nil {
 				return err
+			}
+			for i := range users {
+				for _, e := range tail[users[i].id] {
+					users[i].events[e.event] = append(users[i].events[e.event], fromMS(e.ts))
+				}
 			}
 		}
 
@@ -436,6 +485,45 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 		}
 		after = users[len(users)-1].id
 	}
+}
+
+// scanEvent is an event of the tail, by its position in a pass's event ids.
+type scanEvent struct {
+	event int
+	ts    int64
+}
+
+// loadEventTail reads the app's events above upto with one of eventIDs,
+// by user: what a reader's snapshot has that event_users does not.
+func loadEventTail(ctx context.Context, tx *sql.Tx, appID, upto int64, eventIDs []string, bounded bool, since int64) (map[string][]scanEvent, error) {
+	tail := map[string][]scanEvent{}
+	if len(eventIDs) == 0 {
+		return tail, nil
+	}
+	// NOT INDEXED: a scan of the rowids above upto, never of every event
+	// with these ids.
+	q := `SELECT user_id, event_id, ts FROM events NOT INDEXED WHERE id > ? AND app_id = ? AND user_id IS NOT NULL`
+	args := []any{upto, appID}
+	if bounded {
+		q += ` AND ts >= ?`
+		args = append(args, since)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var user, event string
+		var ts int64
+		if err := rows.Scan(&user, &event, &ts); err != nil {
+			return nil, err
+		}
+		if j := slices.Index(eventIDs, event); j >= 0 {
+			tail[user] = append(tail[user], scanEvent{j, ts})
+		}
+	}
+	return tail, rows.Err()
 }
 
 // loadBatchEvents runs one batch's event query and files each timestamp

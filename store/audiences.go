@@ -271,7 +271,7 @@ func (db *DB) UserInAudience(ctx context.Context, appID, audienceID int64, userI
 	if !r.found {
 		return false, notFound("audience")
 	}
-	return matchUser(q, r, appID, userID, db.Now().UTC())
+	return matchUser(q, nil, r, appID, userID, db.Now().UTC())
 }
 
 // FindAudienceMembers returns one page of the users an audience matches

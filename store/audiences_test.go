@@ -39,6 +39,10 @@ func mustInsertEvent(tb testing.TB, db *DB, appID int64, userID, eventID string,
 	if _, err := db.write.Exec(`INSERT INTO events (app_id, event_id, user_id, ts) VALUES (?, ?, ?, ?)`, appID, eventID, userID, ms(at)); err != nil {
 		tb.Fatal(err)
 	}
+	// A row written around the store is indexed as a restart would.
+	if err := db.indexAll(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 func inAudience(tb testing.TB, db *DB, appID, audienceID int64, userID string) bool {
@@ -342,6 +346,9 @@ func TestAudienceRecountMix(t *testing.T) {
 		return nil
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.indexAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	within := func(ds []time.Duration, w time.Duration) int {
@@ -672,6 +679,9 @@ func audienceBenchDB(b *testing.B) (*DB, int64) {
 		if _, err := db.write.Exec(q); err != nil {
 			b.Fatal(err)
 		}
+	}
+	if err := db.indexAll(context.Background()); err != nil {
+		b.Fatal(err)
 	}
 	if _, err := db.write.Exec(`ANALYZE`); err != nil {
 		b.Fatal(err)

@@ -137,6 +137,9 @@ func BenchmarkFindEvents1M(b *testing.B) {
 	if err := tx.Commit(); err != nil {
 		b.Fatal(err)
 	}
+	if err := db.indexAll(ctx); err != nil {
+		b.Fatal(err)
+	}
 	start := eventsT0.Add(100 * time.Second)
 	for _, tc := range []struct {
 		name string

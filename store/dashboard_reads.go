@@ -57,8 +57,8 @@ func (db *DB) ExplainUserInAudience(ctx context.Context, appID, audienceID int64
 	now := db.Now().UTC()
 	// Explain reads every attribute rule, so the profile is always decoded.
 	r.c = &compiledAudience{def: r.c.def, eventIDs: r.c.eventIDs, window: r.c.window, bounded: r.c.bounded,
-		needsAttrs: true, userEvents: r.c.userEvents}
-	attrs, facts, err := userFacts(q, r, appID, userID, now)
+		needsAttrs: true, userEvents: r.c.userEvents, userEventsRead: r.c.userEventsRead}
+	attrs, facts, err := userFacts(q, nil, r, appID, userID, now)
 	if err != nil {
 		return nil, err
 	}

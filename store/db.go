@@ -44,8 +44,9 @@ type DB struct {
 	// gen counts committed changes to campaigns, content and audiences, and
 	// commits seen from other processes (watch). Cached views tagged with an
 	// older generation are stale.
-	gen   atomic.Uint64
-	watch *watcher
+	gen     atomic.Uint64
+	watch   *watcher
+	foreign foreignCommits
 
 	keys    keyCache
 	origins sync.Map // app id -> cachedOrigins
@@ -59,6 +60,7 @@ type DB struct {
 	converted *userCache // (campaign, user) that converted: no second try
 	audiences *audienceCache
 	batch     *batcher
+	ix        eventIndexer
 	ckpt      *checkpoints
 	closed    atomic.Bool
 	// lockWait bounds begin's wait for the write lock (writeLockWait;
@@ -204,11 +206,24 @@ func open(ctx context.Context, path string, up bool, opts Options) (*DB, error) 
 	db.known = newUserCache(1 << 9)
 	db.converted = newUserCache(1 << 9)
 	db.audiences = newAudienceCache()
+	if up {
+		// Events a crash left out of event_users are indexed before any
+		// lookup by user can miss them.
+		db.ix.on = true
+		if err := db.indexAll(ctx); err != nil {
+			db.close()
+			return nil, err
+		}
+	}
 	db.batch = newBatcher(db)
 	if db.ckpt, err = startCheckpoints(path, opts); err != nil {
 		db.batch.close()
 		db.close()
 		return nil, err
+	}
+	if db.ix.on {
+		db.ix.stop, db.ix.done = make(chan struct{}), make(chan struct{})
+		go db.idleDrain()
 	}
 	db.startWatcher()
 	return db, nil
@@ -304,6 +319,10 @@ func (db *DB) Close() error {
 	if db.batch != nil {
 		db.batch.close()
 	}
+	if db.ix.stop != nil {
+		close(db.ix.stop)
+		<-db.ix.done
+	}
 	if db.ckpt != nil {
 		db.ckpt.close()
 	}
@@ -347,6 +366,14 @@ type Tx struct {
 	logs      map[logKey]int // index in events of each queued logId
 	assigns   []pendingAssign
 	assignIdx map[int64]map[string]int // campaign, user key -> index in assigns
+
+	// staged are the events this transaction wrote, for the event indexer;
+	// purged the apps it deleted. drain and indexAll make it a transaction
+	// of the indexer's own (see eventindex.go).
+	staged          []indexRow
+	purged          []int64
+	drain, indexAll bool
+	foreignSeen     int64
 }
 
 // writeLockWait is how long begin waits for another connection's write
@@ -409,13 +436,14 @@ func (tx *Tx) commit() error {
 		return err
 	}
 	events, impressions := tx.written()
+	nEvents := len(tx.events)
 	if err := tx.flushEvents(); err != nil {
 		return err
 	}
 	if err := tx.flushCounts(); err != nil {
 		return err
 	}
-	if err := tx.Tx.Commit(); err != nil {
+	if err := tx.commitIndexed(nEvents); err != nil {
 		return err
 	}
 	tx.db.observeWritten(events, impressions)

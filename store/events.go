@@ -247,8 +247,21 @@ func (db *DB) FindEvents(ctx context.Context, appID int64, f EventFilter) ([]*Ev
 	if f.EventID != "" {
 		where, args = append(where, "event_id = ?"), append(args, f.EventID)
 	}
+	from := "events"
 	if f.UserID != "" {
-		where, args = append(where, "user_id = ?"), append(args, f.UserID)
+		// A user's events are the user's rows of event_users up to upto,
+		// and the events above it (see eventindex.go). The outer scan goes
+		// by those ids alone: NOT INDEXED keeps the planner from walking
+		// every event of the app to check each against the list.
+		from = "events NOT INDEXED"
+		sub := `SELECT id FROM event_users WHERE app_id = ? AND user_id = ?`
+		subArgs := []any{appID, f.UserID}
+		if f.EventID != "" {
+			sub, subArgs = sub+` AND event_id = ?`, append(subArgs, f.EventID)
+		}
+		where = append(where, "user_id = ?", `id IN (`+sub+` AND id <= (SELECT upto FROM event_users_upto)
+			UNION ALL SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?)`)
+		args = append(append(append(args, f.UserID), subArgs...), appID, f.UserID)
 	}
 	if f.Start != nil {
 		where, args = append(where, "ts >= ?"), append(args, ms(*f.Start))
@@ -261,12 +274,6 @@ func (db *DB) FindEvents(ctx context.Context, appID int64, f EventFilter) ([]*Ev
 	}
 	// Ordering by (ts, id) rather than id lets SQLite walk an index backwards
 	// and stop after one page; ORDER BY id alone sorts every matching event.
-	from := "events"
-	if f.UserID != "" && f.EventID == "" {
-		// Without the hint the planner prefers (app_id, ts) and walks every
-		// event of the app to find a rare user's.
-		from = "events INDEXED BY events_app_user_event_ts"
-	}
 	rows, err := db.read.QueryContext(ctx, `SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM `+from+` WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY ts DESC, id DESC LIMIT ?`, append(args, f.Limit)...)
 	if err != nil {

@@ -173,6 +173,9 @@ func (tx *Tx) flushEvents() error {
 		}
 		for j, e := range chunk {
 			e.res.ID = last - int64(n-1-j)
+			if u, ok := e.user.(string); ok {
+				tx.stageEvent(e.appID, u, e.eventID, ms(tx.now), e.res.ID)
+			}
 			for _, d := range e.dups {
 				d.ID = e.res.ID
 			}

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,11 +24,43 @@ type watcher struct {
 	done chan struct{}
 }
 
+// foreignCommits follows PRAGMA data_version on the writer connection for
+// the watcher and the event indexer, which both ask it: whichever sees a
+// change counts it for both.
+type foreignCommits struct {
+	mu    sync.Mutex
+	last  int64
+	known bool
+	// seen counts the changes seen: commits of other processes.
+	seen atomic.Int64
+}
+
+// saw records a data_version read on the writer connection and reports
+// whether another process committed since the last one.
+func (db *DB) sawDataVersion(v int64) bool {
+	f := &db.foreign
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.known {
+		f.last, f.known = v, true
+		return false
+	}
+	if v == f.last {
+		return false
+	}
+	f.last = v
+	f.seen.Add(1)
+	db.gen.Add(1)
+	return true
+}
+
 func (db *DB) startWatcher() {
 	ctx, stop := context.WithCancel(context.Background())
 	w := &watcher{stop: stop, done: make(chan struct{})}
 	db.watch = w
-	last, _ := db.dataVersion(ctx)
+	if v, err := db.dataVersion(ctx); err == nil {
+		db.sawDataVersion(v)
+	}
 	go func() {
 		defer close(w.done)
 		t := time.NewTicker(watchInterval)
@@ -41,10 +75,7 @@ func (db *DB) startWatcher() {
 			if err != nil {
 				continue // closed, or busy: the next tick asks again
 			}
-			if v != last {
-				last = v
-				db.gen.Add(1)
-			}
+			db.sawDataVersion(v)
 		}
 	}()
 }

@@ -1,0 +1,366 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// stopIdleDrain stops db's idle indexing, so a test can hold the indexer
+// in a state of its choosing.
+func stopIdleDrain(tb testing.TB, db *DB) {
+	tb.Helper()
+	if db.ix.stop == nil {
+		tb.Fatal("no idle drain running")
+	}
+	close(db.ix.stop)
+	<-db.ix.done
+	db.ix.stop = nil
+}
+
+// mustLogUserEvents logs n events of eventID per user, interleaved, in one
+// batch request per 100 events.
+func mustLogUserEvents(tb testing.TB, db *DB, app int64, eventID string, counts map[string]int) {
+	tb.Helper()
+	var ins []*EventInput
+	for left := true; left; {
+		left = false
+		for user, n := range counts {
+			if n > 0 {
+				ins = append(ins, &EventInput{EventID: eventID, UserID: user})
+				counts[user] = n - 1
+				left = true
+			}
+		}
+	}
+	for len(ins) > 0 {
+		k := min(len(ins), MaxEventBatch)
+		if _, err := db.LogEvents(context.Background(), app, ins[:k]); err != nil {
+			tb.Fatal(err)
+		}
+		ins = ins[k:]
+	}
+}
+
+// writerInAudience is userInAudience in a write transaction that rolls
+// back: committing would move the indexer on.
+func writerInAudience(tb testing.TB, db *DB, appID, audienceID int64, userID string) bool {
+	tb.Helper()
+	var in bool
+	rollback := errors.New("rollback")
+	err := db.withTx(context.Background(), func(tx *Tx) error {
+		var err error
+		if in, err = tx.userInAudience(appID, audienceID, userID); err != nil {
+			return err
+		}
+		return rollback
+	})
+	if !errors.Is(err, rollback) {
+		tb.Fatal(err)
+	}
+	return in
+}
+
+func mustScalar(tb testing.TB, db *DB, q string, args ...any) int64 {
+	tb.Helper()
+	var n int64
+	if err := db.write.QueryRow(q, args...).Scan(&n); err != nil {
+		tb.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// TestEventIndexLookups checks every lookup of a user's events, on the
+// writer and on readers, while the events are only in memory, while a
+// generation is half indexed, and once all are indexed: each must count
+// every event exactly once.
+func TestEventIndexLookups(t *testing.T) {
+	ctx := context.Background()
+	db, app, _ := mustOpenApp(t, eventsT0)
+	stopIdleDrain(t, db)
+	want := map[string]int{"u-a": 50, "u-b": 30, "u-c": 20}
+	exactly := map[string]*Audience{}
+	for user, n := range want {
+		mustTouchUser(t, db, app, user, nil)
+		exactly[user] = mustCreateAudience(t, db, app, fmt.Sprintf(
+			`{"rules":[{"ruleType":"event","eventId":"purchase","operator":"performed_count","count":%d,"comparison":"exactly"}]}`, n))
+	}
+	counts := map[string]int{}
+	for u, n := range want {
+		counts[u] = n
+	}
+	mustLogUserEvents(t, db, app, "purchase", counts)
+	maxID := mustScalar(t, db, `SELECT MAX(id) FROM events`)
+
+	check := func(t *testing.T) {
+		t.Helper()
+		for user, n := range want {
+			evs, err := db.FindEvents(ctx, app, EventFilter{UserID: user, Limit: MaxEventsLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) != n {
+				t.Errorf("FindEvents %s: %d events, want %d", user, len(evs), n)
+			}
+			evs, err = db.FindEvents(ctx, app, EventFilter{UserID: user, EventID: "purchase", Limit: 7})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) != 7 || evs[0].ID < evs[6].ID {
+				t.Errorf("FindEvents %s purchase limit 7: %d events, newest first %v", user, len(evs), evs[0].ID > evs[6].ID)
+			}
+			for other, a := range exactly {
+				match := other == user
+				if got := writerInAudience(t, db, app, a.ID, user); got != match {
+					t.Errorf("writer: %s in %q: %v, want %v", user, other, got, match)
+				}
+				got, err := db.UserInAudience(ctx, app, a.ID, user)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != match {
+					t.Errorf("reader: %s in %q: %v, want %v", user, other, got, match)
+				}
+				ex, err := db.ExplainUserInAudience(ctx, app, a.ID, user)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ex.Match != match {
+					t.Errorf("explain: %s in %q: %v, want %v", user, other, ex.Match, match)
+				}
+			}
+			members, _, err := db.FindAudienceMembers(ctx, app, exactly[user].ID, ListOptions{Page: 1, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(members) != 1 || members[0].UserID != user {
+				t.Errorf("members of %q: %v, want only %s", user, members, user)
+			}
+		}
+	}
+	indexed := func() int64 { return mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, app) }
+	upto := func() int64 { return mustScalar(t, db, `SELECT upto FROM event_users_upto`) }
+	commitNothing := func() {
+		if err := db.withTx(ctx, func(*Tx) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Run("InMemory", func(t *testing.T) {
+		if n := indexed(); n != 0 {
+			t.Fatalf("%d events indexed with their own commit, want 0", n)
+		}
+		if upto() >= maxID-99 {
+			t.Fatalf("upto %d covers the new events (max id %d)", upto(), maxID)
+		}
+		check(t)
+	})
+	t.Run("HalfIndexed", func(t *testing.T) {
+		commitNothing() // forms the generation and indexes its first chunk
+		if n := indexed(); n != minChunk {
+			t.Fatalf("%d events indexed, want one chunk of %d", n, minChunk)
+		}
+		check(t)
+	})
+	t.Run("Indexed", func(t *testing.T) {
+		commitNothing()
+		if n := indexed(); n != 100 {
+			t.Fatalf("%d events indexed, want 100", n)
+		}
+		if upto() != maxID {
+			t.Fatalf("upto %d, want the last event's id %d", upto(), maxID)
+		}
+		if db.unindexed() {
+			t.Fatal("the indexer still holds events")
+		}
+		check(t)
+	})
+	t.Run("NewEventsOnTop", func(t *testing.T) {
+		for u := range want {
+			want[u]++
+			counts[u] = 1
+		}
+		mustLogUserEvents(t, db, app, "purchase", counts)
+		for u, n := range want {
+			exactly[u] = mustCreateAudience(t, db, app, fmt.Sprintf(
+				`{"rules":[{"ruleType":"event","eventId":"purchase","operator":"performed_count","count":%d,"comparison":"exactly"}]}`, n))
+		}
+		check(t)
+	})
+}
+
+// TestEventIndexRecoversOnOpen checks that events a crash left out of the
+// index, as the memory is lost, are indexed when the database opens.
+func TestEventIndexRecoversOnOpen(t *testing.T) {
+	ctx := context.Background()
+	path := tempDBPath(t)
+	db, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopIdleDrain(t, db)
+	app, err := db.CreateApp(ctx, "test", "enterprise", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustLogUserEvents(t, db, app.ID, "signup", map[string]int{"u-1": 3, "u-2": 4})
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users`); n != 0 {
+		t.Fatalf("%d events indexed before the restart, want 0", n)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db = mustOpenDBAt(t, path)
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, app.ID); n != 7 {
+		t.Fatalf("%d events indexed after the restart, want 7", n)
+	}
+	if got, want := mustScalar(t, db, `SELECT upto FROM event_users_upto`), mustScalar(t, db, `SELECT MAX(id) FROM events`); got != want {
+		t.Fatalf("upto %d, want %d", got, want)
+	}
+	evs, err := db.FindEvents(ctx, app.ID, EventFilter{UserID: "u-2", Limit: 10})
+	if err != nil || len(evs) != 4 {
+		t.Fatalf("FindEvents u-2 after the restart: %d events, %v; want 4", len(evs), err)
+	}
+}
+
+// TestEventIndexIdleDrain checks that events logged just before writes
+// stop are indexed without any further write.
+func TestEventIndexIdleDrain(t *testing.T) {
+	db, app, _ := mustOpenApp(t, eventsT0)
+	mustLogUserEvents(t, db, app, "view", map[string]int{"u-1": 40, "u-2": 40})
+	maxID := mustScalar(t, db, `SELECT MAX(id) FROM events`)
+	deadline := time.Now().Add(10 * time.Second)
+	for mustScalar(t, db, `SELECT upto FROM event_users_upto`) != maxID {
+		if time.Now().After(deadline) {
+			t.Fatalf("events not indexed 10 s after the last write: %d of 80",
+				mustScalar(t, db, `SELECT COUNT(*) FROM event_users`))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users`); n != 80 {
+		t.Fatalf("%d events indexed, want 80", n)
+	}
+}
+
+// TestEventIndexDeletes checks that deleting events, by retention or with
+// their app, deletes their index rows and forgets them in memory.
+func TestEventIndexDeletes(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := mustOpenApp(t, eventsT0)
+	stopIdleDrain(t, db)
+	mustLogUserEvents(t, db, app, "old", map[string]int{"u-1": 5, "u-2": 5})
+	clock.Add(48 * time.Hour)
+	mustLogUserEvents(t, db, app, "new", map[string]int{"u-1": 2})
+	if err := db.indexAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.DeleteEventsBefore(ctx, clock.Now().Add(-24*time.Hour)); err != nil || n != 10 {
+		t.Fatalf("retention deleted %d, %v; want 10", n, err)
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, app); n != 2 {
+		t.Fatalf("%d index rows after retention, want the 2 kept events'", n)
+	}
+
+	// Events in memory when their app goes are forgotten with it.
+	mustLogUserEvents(t, db, app, "new", map[string]int{"u-1": 3, "u-3": 3})
+	if _, err := db.DeleteApp(ctx, app, true); err != nil {
+		t.Fatal(err)
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, app); n != 0 {
+		t.Fatalf("%d index rows of a deleted app", n)
+	}
+	db.ix.mu.Lock()
+	held := db.ix.pendingN + len(db.ix.gen) - db.ix.pos
+	db.ix.mu.Unlock()
+	if held != 0 {
+		t.Fatalf("the indexer holds %d events of a deleted app", held)
+	}
+}
+
+// TestEventIndexMigration checks that the migration indexes the events an
+// older database holds, and that down restores the index it replaced.
+func TestEventIndexMigration(t *testing.T) {
+	ctx := context.Background()
+	db, app, _ := mustOpenApp(t, eventsT0)
+	stopIdleDrain(t, db)
+	mustLogUserEvents(t, db, app, "view", map[string]int{"u-1": 6, "u-2": 9})
+	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "view", SessionID: "s-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, -1); err != nil {
+		t.Fatal(err)
+	}
+	if tableExists(t, db, "event_users") {
+		t.Fatal("down left event_users")
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'events_app_user_event_ts'`); n != 1 {
+		t.Fatal("down did not restore events_app_user_event_ts")
+	}
+	if err := db.Migrate(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users`); n != 15 {
+		t.Fatalf("%d events indexed by the migration, want the 15 with a user", n)
+	}
+	if got, want := mustScalar(t, db, `SELECT upto FROM event_users_upto`), mustScalar(t, db, `SELECT MAX(id) FROM events`); got != want {
+		t.Fatalf("upto %d, want %d", got, want)
+	}
+}
+
+// TestEventIndexTwoProcesses checks two handles on one file, as a second
+// server or the CLI would have: events one of them logged and never
+// indexed (it may have crashed) are indexed by the other before it moves
+// upto past them, and counted once by both.
+func TestEventIndexTwoProcesses(t *testing.T) {
+	ctx := context.Background()
+	path := tempDBPath(t)
+	db1, db2 := mustOpenDBAt(t, path), mustOpenDBAt(t, path)
+	stopIdleDrain(t, db1)
+	stopIdleDrain(t, db2)
+	app, err := db1.CreateApp(ctx, "test", "enterprise", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustTouchUser(t, db2, app.ID, "u-2", nil)
+	five := mustCreateAudience(t, db1, app.ID, `{"rules":[{"ruleType":"event","eventId":"buy","operator":"performed_count","count":5,"comparison":"exactly"}]}`)
+	eight := mustCreateAudience(t, db1, app.ID, `{"rules":[{"ruleType":"event","eventId":"buy","operator":"performed_count","count":8,"comparison":"exactly"}]}`)
+
+	mustLogUserEvents(t, db2, app.ID, "buy", map[string]int{"u-2": 5})
+	mustLogUserEvents(t, db1, app.ID, "buy", map[string]int{"u-1": 10})
+	// db1's next commit forms its generation and completes it.
+	if err := db1.withTx(ctx, func(*Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := mustScalar(t, db1, `SELECT upto FROM event_users_upto`), mustScalar(t, db1, `SELECT MAX(id) FROM events`); got != want {
+		t.Fatalf("upto %d, want %d", got, want)
+	}
+	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users WHERE user_id = 'u-2'`); n != 5 {
+		t.Fatalf("%d of the other handle's 5 events indexed", n)
+	}
+	for name, db := range map[string]*DB{"db1": db1, "db2": db2} {
+		if !writerInAudience(t, db, app.ID, five.ID, "u-2") {
+			t.Errorf("%s writer: u-2 does not have exactly 5 events", name)
+		}
+		if ok, err := db.UserInAudience(ctx, app.ID, five.ID, "u-2"); err != nil || !ok {
+			t.Errorf("%s reader: u-2 has exactly 5 events: %v, %v", name, ok, err)
+		}
+	}
+
+	// With nothing of its own to index, db1's idle drain indexes what the
+	// other handle left.
+	mustLogUserEvents(t, db2, app.ID, "buy", map[string]int{"u-2": 3})
+	if err := db1.withTx(ctx, func(tx *Tx) error { tx.drain = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users WHERE user_id = 'u-2'`); n != 8 {
+		t.Fatalf("%d of the other handle's 8 events indexed", n)
+	}
+	for name, db := range map[string]*DB{"db1": db1, "db2": db2} {
+		if !writerInAudience(t, db, app.ID, eight.ID, "u-2") {
+			t.Errorf("%s writer: u-2 does not have exactly 8 events", name)
+		}
+	}
+}
