@@ -28,6 +28,13 @@ func (s *Server) instrument(route string, h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 			return
 		}
+		// Through ServeHTTP, which times the request once for its log
+		// line and its metrics alike, the route is all it needs.
+		if c, ok := r.Context().(*request); ok {
+			c.route = route
+			h.ServeHTTP(w, r)
+			return
+		}
 		start := time.Now()
 		// ServeHTTP's recorder already tracks the status; reuse it rather
 		// than wrap the writer twice.

@@ -21,8 +21,12 @@ import (
 // Values come from the request's own context.
 type request struct {
 	parent context.Context
-	rec    statusRecorder
-	info   requestInfo
+	// start is the request's arrival, the clock reading ServeHTTP shares.
+	start time.Time
+	// route is the matched route's pattern, for the metrics (instrument).
+	route string
+	rec   statusRecorder
+	info  requestInfo
 	// idHeader backs the X-Request-Id answer header.
 	idHeader [1]string
 }

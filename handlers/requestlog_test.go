@@ -156,3 +156,68 @@ func TestRequestLineMatchesSlog(t *testing.T) {
 		t.Fatalf("warn level logged %q", logs.String())
 	}
 }
+
+// recordingObserver keeps what the server reports per request.
+type recordingObserver struct {
+	routes   []string
+	statuses []int
+	took     []time.Duration
+}
+
+func (o *recordingObserver) Request(route, _ string, status int, took time.Duration) {
+	o.routes = append(o.routes, route)
+	o.statuses = append(o.statuses, status)
+	o.took = append(o.took, took)
+}
+
+func (o *recordingObserver) RateLimited(int64) {}
+
+// TestMetricsAndLogShareOneTiming: a request's metrics and its log line
+// come from the same two clock readings, so they report the same duration
+// (to the log line's microsecond), under the route's pattern.
+func TestMetricsAndLogShareOneTiming(t *testing.T) {
+	e := newEnv(t)
+	var logs testlog.Buffer
+	e.Srv.Log = slog.New(slog.NewJSONHandler(&logs, nil))
+	e.Srv.AccessLog = &logs
+	o := &recordingObserver{}
+	e.Srv.Observe = o
+	rec := e.do("POST", pathf("/v1/apps/%d/events", e.App.ID), e.Cli, map[string]any{"eventId": "view", "userId": "u-1"})
+	if rec.Code != http.StatusCreated {
+		t.Fatalf("status=%d: %s", rec.Code, rec.Body)
+	}
+	if len(o.routes) != 1 || o.routes[0] != "/apps/:appId/events" {
+		t.Fatalf("observed routes=%v, want one /apps/:appId/events", o.routes)
+	}
+	var line map[string]any
+	for _, l := range logLines(t, &logs) {
+		if l["msg"] == "request" {
+			line = l
+		}
+	}
+	want := float64(o.took[0].Microseconds()) / 1000
+	if line == nil || line["duration_ms"] != want {
+		t.Fatalf("request line=%v, want duration_ms %v as observed", line, want)
+	}
+}
+
+// TestPanicIsCountedInMetrics: a handler that panics is answered 500 by the
+// router's recovery, and that 500 reaches the metrics under the route like
+// any other answer (the panic unwinds past the route's own wrappers).
+func TestPanicIsCountedInMetrics(t *testing.T) {
+	e := newEnv(t)
+	o := &recordingObserver{}
+	e.Srv.Observe = o
+	e.Srv.Log = slog.New(slog.NewJSONHandler(&testlog.Buffer{}, nil))
+	e.Srv.router.Handler("GET", "/v1/panics", e.Srv.instrument("/panics", http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		panic("boom")
+	})))
+	rec := httptest.NewRecorder()
+	e.Srv.ServeHTTP(rec, httptest.NewRequest("GET", "/v1/panics", nil))
+	if rec.Code != http.StatusInternalServerError {
+		t.Fatalf("status=%d, want 500", rec.Code)
+	}
+	if len(o.routes) != 1 || o.routes[0] != "/panics" || o.statuses[0] != http.StatusInternalServerError {
+		t.Fatalf("observed routes=%v statuses=%v, want /panics 500", o.routes, o.statuses)
+	}
+}

@@ -25,7 +25,9 @@ import (
 type Server struct {
 	DB  *store.DB
 	Log *slog.Logger
-	// Now is the clock for rate-limit windows; tests replace it.
+	// Now, when set, is the clock for rate-limit windows (tests set it);
+	// nil means the request's arrival time, the one clock reading that
+	// ServeHTTP takes for the whole request.
 	Now func() time.Time
 	// WebhookTimeout is the delivery timeout given to new webhooks that do
 	// not set their own.
@@ -46,7 +48,7 @@ func New(db *store.DB, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{DB: db, Log: log, Now: time.Now, WebhookTimeout: 30 * time.Second, limiter: newLimiter()}
+	s := &Server{DB: db, Log: log, WebhookTimeout: 30 * time.Second, limiter: newLimiter()}
 	s.router = s.routes()
 	return s
 }
@@ -191,18 +193,25 @@ func (s *Server) routes() *httprouter.Router {
 // answered, and its write is never abandoned half way. Every handler's
 // work is bounded by the database, not by the client.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
-	c := &request{parent: r.Context()}
+	// The request reads the clock twice, here and at the end: the rate
+	// limit, the metrics and the log line share those two readings. Six
+	// readings were about 1% of a returning user's answer in CPU, and the
+	// metrics timed a shorter span than the log line.
+	c := &request{parent: r.Context(), start: time.Now()}
 	c.info.id = requestID(r.Header.Get("X-Request-Id"))
 	c.idHeader[0] = c.info.id
 	w.Header()["X-Request-Id"] = c.idHeader[:]
 	c.rec = statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	s.router.ServeHTTP(&c.rec, r.WithContext(c))
+	end := time.Now()
+	if o := s.Observe; o != nil && c.route != "" {
+		o.Request(c.route, r.Method, c.rec.status, end.Sub(c.start))
+	}
 	// The client closed its side (half or whole) before the answer: the
 	// work it asked for is done all the same, and whether the answer
 	// reached it is the client's affair, not a server error.
 	closed := c.rec.err != nil || r.Context().Err() != nil
-	s.logRequest(c, r, start, closed)
+	s.logRequest(c, r, c.start, end, closed)
 }
 
 // requestID returns the client's X-Request-Id when it is well formed (1 to
@@ -299,7 +308,7 @@ func (s *Server) authorize(a access, h http.HandlerFunc) http.Handler {
 			writeErrorCode(w, http.StatusUnauthorized, "UNAUTHORIZED", "invalid or revoked API key", nil)
 			return
 		}
-		if !s.limit(w, key) {
+		if !s.limit(w, r, key) {
 			return
 		}
 		if raw := param(r, "appId"); raw != "" {
@@ -349,7 +358,7 @@ func cutBearer(h string) (string, bool) {
 
 // limit applies the app's per-minute limit and sets the X-RateLimit
 // headers; it answers 429 itself and returns false when over.
-func (s *Server) limit(w http.ResponseWriter, key *store.Key) bool {
+func (s *Server) limit(w http.ResponseWriter, r *http.Request, key *store.Key) bool {
 	limit := key.RateLimit
 	class := 0
 	if key.Role == store.RoleClient {
@@ -358,7 +367,7 @@ func (s *Server) limit(w http.ResponseWriter, key *store.Key) bool {
 		limit *= 100
 		class = 1
 	}
-	remaining, reset, ok := s.limiter.take(key.AppID, class, limit, s.Now())
+	remaining, reset, ok := s.limiter.take(key.AppID, class, limit, s.now(r))
 	// Two allocations carry the three values (one string cut in three)
 	// and their slices: this runs on every request.
 	var buf [64]byte
@@ -381,6 +390,18 @@ func (s *Server) limit(w http.ResponseWriter, key *store.Key) bool {
 		return false
 	}
 	return true
+}
+
+// now is the time a request is judged at: the Now clock when one is set,
+// otherwise the request's arrival.
+func (s *Server) now(r *http.Request) time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	if c, ok := r.Context().(*request); ok {
+		return c.start
+	}
+	return time.Now()
 }
 
 type rateHeaders struct{ limit, remaining, reset [1]string }
