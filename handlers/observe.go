@@ -19,31 +19,18 @@ type Observer interface {
 // Unmatched is the route label of requests that matched no route.
 const Unmatched = "unmatched"
 
-// instrument reports h's requests under route when an Observer is set. The
-// check happens per request, so Observe may be set after New.
+// instrument names the route h answers, for the metrics ServeHTTP reports
+// once the router is done (and its panic recovery with it), timed by the
+// same two clock readings as the request's log line. Whether an Observer
+// is set is checked there, per request, so Observe may be set after New.
 func (s *Server) instrument(route string, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		o := s.Observe
-		if o == nil {
-			h.ServeHTTP(w, r)
-			return
-		}
-		// Through ServeHTTP, which times the request once for its log
-		// line and its metrics alike, the route is all it needs.
+		// The router is reached only through ServeHTTP, which made the
+		// record.
 		if c, ok := r.Context().(*request); ok {
 			c.route = route
-			h.ServeHTTP(w, r)
-			return
 		}
-		start := time.Now()
-		// ServeHTTP's recorder already tracks the status; reuse it rather
-		// than wrap the writer twice.
-		rec, ok := w.(*statusRecorder)
-		if !ok {
-			rec = &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		}
-		h.ServeHTTP(rec, r)
-		o.Request(route, r.Method, rec.status, time.Since(start))
+		h.ServeHTTP(w, r)
 	})
 }
 

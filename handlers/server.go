@@ -193,10 +193,10 @@ func (s *Server) routes() *httprouter.Router {
 // answered, and its write is never abandoned half way. Every handler's
 // work is bounded by the database, not by the client.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	// The request reads the clock twice, here and at the end: the rate
-	// limit, the metrics and the log line share those two readings. Six
-	// readings were about 1% of a returning user's answer in CPU, and the
-	// metrics timed a shorter span than the log line.
+	// The HTTP layer reads the clock twice, here and at the end: the rate
+	// limit, the metrics and the log line share those two readings. Its
+	// six readings before were about 1% of a returning user's answer in
+	// CPU, and the metrics timed a shorter span than the log line.
 	c := &request{parent: r.Context(), start: time.Now()}
 	c.info.id = requestID(r.Header.Get("X-Request-Id"))
 	c.idHeader[0] = c.info.id
