@@ -16,16 +16,29 @@ import (
 // is looked for) and an event row.
 
 // multiRow is an INSERT whose VALUES list comes in power-of-two lengths up
-// to maxRowsPerStmt, so the writer keeps few distinct statements prepared.
+// to max rows, so the writer keeps few distinct statements prepared.
+//
+// The driver binds each of a statement's parameters by searching the
+// argument list from its start (modernc.org/sqlite's conn.bind), so binding
+// costs the square of the parameters: sixty-four events of seven values
+// spent more binding than inserting. So a statement holds at most about
+// maxParams parameters, and a wider row gets fewer rows a statement.
 type multiRow struct {
+	max   int
 	texts map[int]string
 }
 
-const maxRowsPerStmt = 64
+const (
+	maxRowsPerStmt = 64
+	maxParams      = 128
+)
 
 func newMultiRow(prefix, row, suffix string) multiRow {
-	m := multiRow{texts: map[int]string{}}
-	for n := 1; n <= maxRowsPerStmt; n *= 2 {
+	m := multiRow{max: maxRowsPerStmt, texts: map[int]string{}}
+	for m.max > 1 && m.max*strings.Count(row, "?") > maxParams {
+		m.max /= 2
+	}
+	for n := 1; n <= m.max; n *= 2 {
 		m.texts[n] = prefix + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + suffix
 	}
 	return m
@@ -34,7 +47,7 @@ func newMultiRow(prefix, row, suffix string) multiRow {
 // chunks calls fn with consecutive runs of rows [i, i+n), n a power of two.
 func (m multiRow) chunks(rows int, fn func(i, n int, q string) error) error {
 	for i := 0; i < rows; {
-		n := maxRowsPerStmt
+		n := m.max
 		for n > rows-i {
 			n /= 2
 		}
