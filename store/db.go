@@ -48,6 +48,9 @@ type DB struct {
 	watch   *watcher
 	foreign foreignCommits
 
+	// bufs are the write transactions' buffers between two of them.
+	bufs atomic.Pointer[txBufs]
+
 	keys    keyCache
 	origins sync.Map // app id -> cachedOrigins
 	cache   *campaignCache
@@ -358,19 +361,12 @@ type Tx struct {
 	// operation of a batch moves a campaign, so one read serves them all.
 	running map[int64]bool
 
-	// users and events are rows written at commit, one multi-row statement
-	// per table (see rows.go).
-	users     map[userRef]struct{}
-	userOrder []userRef
-	events    []pendingEvent
-	logs      map[logKey]int // index in events of each queued logId
-	assigns   []pendingAssign
-	assignIdx map[int64]map[string]int // campaign, user key -> index in assigns
+	// txBufs holds the rows written at commit, one multi-row statement per
+	// table (see rows.go), and the events staged for the indexer.
+	*txBufs
 
-	// staged are the events this transaction wrote, for the event indexer;
-	// purged the apps it deleted. drain and indexAll make it a transaction
-	// of the indexer's own (see eventindex.go).
-	staged          []indexRow
+	// purged are the apps this transaction deleted. drain and indexAll
+	// make it a transaction of the indexer's own (see eventindex.go).
 	purged          []int64
 	drain, indexAll bool
 	foreignSeen     int64
@@ -395,7 +391,11 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 	for {
 		tx, err := db.write.BeginTx(ctx, nil)
 		if err == nil {
-			return &Tx{Tx: tx, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC()}, nil
+			bufs := db.bufs.Swap(nil)
+			if bufs == nil {
+				bufs = new(txBufs)
+			}
+			return &Tx{Tx: tx, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC(), txBufs: bufs}, nil
 		}
 		if !isBusy(err) {
 			return nil, err
@@ -465,11 +465,20 @@ func (db *DB) withTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	defer tx.end()
 	if err := fn(tx); err != nil {
 		return err
 	}
 	return tx.commit()
+}
+
+// end rolls back what did not commit and hands the transaction's buffers
+// to the next one.
+func (tx *Tx) end() {
+	_ = tx.Rollback()
+	tx.txBufs.reset()
+	tx.db.bufs.Store(tx.txBufs)
+	tx.txBufs = nil
 }
 
 // ms converts a time to the stored integer milliseconds.

@@ -147,7 +147,7 @@ func (tx *Tx) indexChunk(n int) error {
 	ix := &tx.db.ix
 	rows := ix.gen[ix.pos : ix.pos+n]
 	err := indexInsert.chunks(n, func(i, k int, q string) error {
-		args := make([]any, 0, k)
+		args := tx.argsFor(k)
 		for _, r := range rows[i : i+k] {
 			args = append(args, r.id)
 		}

@@ -122,12 +122,18 @@ func (db *DB) LogEvent(ctx context.Context, appID int64, in *EventInput) (*Event
 	return res, nil
 }
 
-// goalsOf returns the active campaigns whose goal is eventID.
+// goalsOf returns the active campaigns whose goal is eventID, sharing
+// active's array while they are one (the common case on the event path):
+// callers only read the list.
 func goalsOf(active []*liveCampaign, eventID string) []*liveCampaign {
 	var goals []*liveCampaign
-	for _, lc := range active {
+	for i, lc := range active {
 		if lc.goal == eventID {
-			goals = append(goals, lc)
+			if goals == nil {
+				goals = active[i : i+1 : i+1]
+			} else {
+				goals = append(goals, lc)
+			}
 		}
 	}
 	return goals

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -516,6 +517,36 @@ func TestEventsConcurrentConversions(t *testing.T) {
 	}
 	if got := countRows(t, db, `SELECT COUNT(*) FROM events WHERE app_id = ?`, app); got != 3*users {
 		t.Fatalf("%d events, want %d", got, 3*users)
+	}
+}
+
+// TestEventsConvertEveryGoal logs events that are the goal of several
+// active campaigns, or of one among others: each converts the user in
+// every campaign whose goal it is, and the campaigns' shared list stays
+// whole for the next event.
+func TestEventsConvertEveryGoal(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := mustOpenApp(t, eventsT0)
+	arms := []testArm{{50, true, 0, 0}, {50, false, 0, 0}}
+	campaigns := map[string]*Campaign{}
+	for _, name := range []string{"buy-1", "signup", "buy-2", "share", "buy-3"} {
+		goal := name
+		if strings.HasPrefix(name, "buy-") {
+			goal = "purchase"
+		}
+		campaigns[name] = mustCreateCampaign(t, db, app, goal, arms)
+		mustAssign(t, db, app, campaigns[name].ID, VariantRequest{UserID: "u1"})
+	}
+	clock.Set(eventsT0.Add(time.Second))
+	for _, ev := range []string{"purchase", "share", "signup"} {
+		if _, err := db.LogEvent(ctx, app, &EventInput{EventID: ev, UserID: "u1"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]int64{"buy-1": 1, "buy-2": 1, "buy-3": 1, "share": 1, "signup": 1} {
+		if got := countConversions(t, db, campaigns[name].ID); got != want {
+			t.Errorf("campaign %s: %d conversions, want %d", name, got, want)
+		}
 	}
 }
 

@@ -86,6 +86,65 @@ func (b *lastBox[T]) of(v T) any {
 	return b.box
 }
 
+// txBufs are the containers a write transaction gathers its rows in. They
+// pass from one transaction to the next (DB.bufs) rather than grow from
+// nothing in each group commit: on the SDK's write paths they were a third
+// of the bytes the store allocated per request.
+type txBufs struct {
+	users     map[userRef]struct{}
+	userOrder []userRef
+	events    []pendingEvent
+	logs      map[logKey]int // index in events of each queued logId
+	assigns   []pendingAssign
+	assignIdx map[int64]map[string]int // campaign, user key -> index in assigns
+	// staged are the events this transaction wrote, for the event indexer.
+	staged []indexRow
+	// args backs the arguments of one multi-row statement at a time.
+	args []any
+}
+
+// maxKeptRows bounds what a buffer keeps between transactions: a rare
+// large transaction's buffers go to the collector.
+const maxKeptRows = 4096
+
+// reset empties the buffers for the next transaction, dropping every
+// reference they hold so that nothing they held stays reachable.
+func (b *txBufs) reset() {
+	clear(b.users)
+	clear(b.logs)
+	for c, byKey := range b.assignIdx {
+		if len(b.assignIdx) > 16 {
+			delete(b.assignIdx, c)
+		} else {
+			clear(byKey)
+		}
+	}
+	b.userOrder = emptied(b.userOrder)
+	b.events = emptied(b.events)
+	b.assigns = emptied(b.assigns)
+	b.staged = emptied(b.staged)
+	b.args = emptied(b.args)
+}
+
+// emptied returns s with no elements, zeroing the ones it held, or nil
+// when it grew past maxKeptRows.
+func emptied[T any](s []T) []T {
+	if cap(s) > maxKeptRows {
+		return nil
+	}
+	clear(s[:cap(s)])
+	return s[:0]
+}
+
+// argsFor returns an empty argument list with room for n values.
+func (b *txBufs) argsFor(n int) []any {
+	if cap(b.args) < n {
+		b.args = make([]any, 0, n)
+	}
+	clear(b.args[:cap(b.args)])
+	return b.args[:0]
+}
+
 type userRef struct {
 	appID  int64
 	userID string
@@ -137,7 +196,7 @@ func (tx *Tx) flushUsers() error {
 	now := any(ms(tx.now))
 	var app lastBox[int64]
 	err := usersInsert.chunks(len(tx.userOrder), func(i, n int, q string) error {
-		args := make([]any, 0, 4*n)
+		args := tx.argsFor(4 * n)
 		for _, u := range tx.userOrder[i : i+n] {
 			args = append(args, app.of(u.appID), u.userID, now, now)
 		}
@@ -169,7 +228,7 @@ func (tx *Tx) flushEvents() error {
 	var name lastBox[string]
 	err := eventsInsert.chunks(len(tx.events), func(i, n int, q string) error {
 		chunk := tx.events[i : i+n]
-		args := make([]any, 0, 7*n)
+		args := tx.argsFor(7 * n)
 		for _, e := range chunk {
 			args = append(args, app.of(e.appID), name.of(e.eventID), e.user, e.session, e.meta, e.l, now)
 		}
@@ -253,7 +312,7 @@ func (tx *Tx) flushAssignments() error {
 	var campaignArg, variantArg lastBox[int64]
 	err := assignInsert.chunks(len(tx.assigns), func(i, n int, q string) error {
 		chunk := tx.assigns[i : i+n]
-		args := make([]any, 0, 4*n)
+		args := tx.argsFor(4 * n)
 		for _, a := range chunk {
 			args = append(args, campaignArg.of(a.ref.campaign), a.ref.key, variantArg.of(a.vid), now)
 		}
@@ -292,6 +351,8 @@ func (tx *Tx) flushAssignments() error {
 		}
 	}
 	tx.assigns = tx.assigns[:0]
-	clear(tx.assignIdx)
+	for _, byKey := range tx.assignIdx {
+		clear(byKey)
+	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 )
@@ -44,5 +46,66 @@ func TestMultiRowStatements(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTxBuffersStartEmpty fails a transaction after it queued user
+// sightings, an event with a logId and first assignments: the next
+// transaction, which takes over its buffers, must see none of them queued,
+// write what it queues itself, and nothing of the failed one.
+func TestTxBuffersStartEmpty(t *testing.T) {
+	ctx := context.Background()
+	db, app, _ := mustOpenApp(t, eventsT0)
+	c := mustCreateCampaign(t, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	ref := assignRef{c.ID, storedKey('u', "u1")}
+	ghost := assignRef{c.ID, storedKey('u', "ghost")}
+	queue := func(tx *Tx) (*EventResult, error) {
+		res := &EventResult{}
+		if err := tx.logEvent(app, &EventInput{EventID: "view", UserID: "u1", LogID: "log-1"}, nil, res); err != nil {
+			return nil, err
+		}
+		if tx.pendingAssignment(ref) != nil || tx.pendingAssignment(ghost) != nil {
+			t.Fatal("an assignment of a rolled-back transaction is still queued")
+		}
+		tx.assignLater(ref, c.Variants[0].ID, &assignOutcome{})
+		return res, nil
+	}
+	boom := errors.New("boom")
+	err := db.withTx(ctx, func(tx *Tx) error {
+		if _, err := queue(tx); err != nil {
+			return err
+		}
+		// Rows only the failed transaction asked for.
+		tx.touchUserLater(app, "ghost")
+		tx.assignLater(ghost, c.Variants[0].ID, &assignOutcome{})
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("first transaction: %v, want boom", err)
+	}
+	var res *EventResult
+	if err := db.withTx(ctx, func(tx *Tx) (err error) {
+		res, err = queue(tx)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if res.Duplicate || res.ID == 0 {
+		t.Fatalf("event answered %+v, want a new row", res)
+	}
+	for _, tc := range []struct {
+		query string
+		args  []any
+		want  int64
+	}{
+		{`SELECT COUNT(*) FROM events WHERE log_id = 'log-1'`, nil, 1},
+		{`SELECT COUNT(*) FROM users WHERE user_id = ?`, []any{"u1"}, 1},
+		{`SELECT COUNT(*) FROM users WHERE user_id = ?`, []any{"ghost"}, 0},
+		{`SELECT COUNT(*) FROM assignments WHERE campaign_id = ? AND user_key = ?`, []any{c.ID, ref.key}, 1},
+		{`SELECT COUNT(*) FROM assignments WHERE campaign_id = ? AND user_key = ?`, []any{c.ID, ghost.key}, 0},
+	} {
+		if got := countRows(t, db, tc.query, tc.args...); got != tc.want {
+			t.Errorf("%s %v: %d, want %d", tc.query, tc.args, got, tc.want)
+		}
 	}
 }
