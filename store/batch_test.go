@@ -127,6 +127,29 @@ func TestFirstAssignmentsShareACommit(t *testing.T) {
 			t.Fatalf("impressions +%d, want 2", got)
 		}
 	})
+	t.Run("StoredUserInALaterStatement", func(t *testing.T) {
+		// Seventy users take three statements; the stored one sits in the
+		// last, after two statements' rows already went in.
+		assignAll("back-late")
+		users := make([]string, 70)
+		for i := range users {
+			users[i] = fmt.Sprint("many-", i)
+		}
+		users[66] = "back-late"
+		before := impressions()
+		outs := assignAll(users...)
+		for i, out := range outs {
+			if want := i != 66; out.recorded != want || out.variantID == 0 {
+				t.Fatalf("user %d (%s): %+v, want recorded %v", i, users[i], out, want)
+			}
+		}
+		if got := impressions() - before; got != 69 {
+			t.Fatalf("impressions +%d, want 69", got)
+		}
+		if n := countRows(t, e.db, `SELECT count(*) FROM assignments WHERE campaign_id = ? AND user_key LIKE 'u:many-%'`, id); n != 69 {
+			t.Fatalf("%d assignments stored for the new users, want 69", n)
+		}
+	})
 	t.Run("GoalAfterFirstImpressionInTheSameCommit", func(t *testing.T) {
 		var out assignOutcome
 		var res EventResult
