@@ -97,7 +97,7 @@ func DSN(path string) string { return dsn(path) }
 // event_users); the leaves it misses come from the OS page cache for a read
 // system call. It is kept small for two measured reasons. Its pages are
 // resident memory: after a million users and events, serve's RSS was
-// 91 MiB with a 16 MiB writer cache and 68 MiB with this one. And a commit
+// 91 MiB with a 16 MiB writer cache and 65 MiB with this one. And a commit
 // whose inserts split a page scans the cache's whole hash table (SQLite's
 // balance moves a page through the lock-byte page number, so the end of the
 // transaction truncates the cache past it), a cost that grows with the
