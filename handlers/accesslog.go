@@ -18,12 +18,12 @@ import (
 // in exactly the form slog's JSON handler gives it: on the SDK routes
 // slog's generic path (attribute values, a caller lookup, a float through
 // encoding/json) cost more than the rest of the answer's bookkeeping.
-func (s *Server) logRequest(c *request, r *http.Request, start, end time.Time, closed bool) {
+func (s *Server) logRequest(c *request, r *http.Request, end time.Time, closed bool) {
 	ctx := context.Background()
 	if !s.Log.Enabled(ctx, slog.LevelInfo) {
 		return
 	}
-	took := float64(end.Sub(start).Microseconds()) / 1000
+	took := float64(end.Sub(c.start).Microseconds()) / 1000
 	if s.AccessLog == nil {
 		attrs := []slog.Attr{slog.String("request_id", c.info.id),
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),

@@ -211,7 +211,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// work it asked for is done all the same, and whether the answer
 	// reached it is the client's affair, not a server error.
 	closed := c.rec.err != nil || r.Context().Err() != nil
-	s.logRequest(c, r, c.start, end, closed)
+	s.logRequest(c, r, end, closed)
 }
 
 // requestID returns the client's X-Request-Id when it is well formed (1 to

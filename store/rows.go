@@ -59,16 +59,19 @@ func (m multiRow) chunks(rows int, fn func(i, n int, q string) error) error {
 	return nil
 }
 
+const (
+	assignPrefix = `INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES `
+	assignSuffix = ` ON CONFLICT (campaign_id, user_key) DO NOTHING`
+)
+
 var (
 	usersInsert = newMultiRow(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES `, `(?, ?, '{}', ?, ?)`,
 		fmt.Sprintf(` ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
 		WHERE users.last_seen <= excluded.last_seen - %d`, lastSeenResolution))
-	assignInsert = newMultiRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES `, `(?, ?, ?, ?)`,
-		` ON CONFLICT (campaign_id, user_key) DO NOTHING`)
+	assignInsert = newMultiRow(assignPrefix, `(?, ?, ?, ?)`, assignSuffix)
 	// RETURNING names the rows inserted: the others were stored already.
-	assignReturning = newMultiRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES `, `(?, ?, ?, ?)`,
-		` ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING campaign_id, user_key`)
-	eventsInsert = newMultiRow(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
+	assignReturning = newMultiRow(assignPrefix, `(?, ?, ?, ?)`, assignSuffix+` RETURNING campaign_id, user_key`)
+	eventsInsert    = newMultiRow(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
 		`(?, ?, ?, ?, ?, ?, ?)`, ``)
 )
 
@@ -114,12 +117,13 @@ const maxKeptRows = 4096
 func (b *txBufs) reset() {
 	clear(b.users)
 	clear(b.logs)
-	for c, byKey := range b.assignIdx {
-		if len(b.assignIdx) > 16 {
-			delete(b.assignIdx, c)
-		} else {
-			clear(byKey)
-		}
+	// A campaign's map of keys is kept for its next new users, unless
+	// many campaigns took first assignments.
+	if len(b.assignIdx) > 16 {
+		clear(b.assignIdx)
+	}
+	for _, byKey := range b.assignIdx {
+		clear(byKey)
 	}
 	b.userOrder = emptied(b.userOrder)
 	b.events = emptied(b.events)
@@ -138,12 +142,12 @@ func emptied[T any](s []T) []T {
 	return s[:0]
 }
 
-// argsFor returns an empty argument list with room for n values.
+// argsFor returns an empty argument list with room for n values; what a
+// previous statement left in it is overwritten, and reset drops it.
 func (b *txBufs) argsFor(n int) []any {
 	if cap(b.args) < n {
 		b.args = make([]any, 0, n)
 	}
-	clear(b.args[:cap(b.args)])
 	return b.args[:0]
 }
 
