@@ -53,7 +53,7 @@ type Dashboard struct {
 	Now func() time.Time
 
 	throttle *throttle
-	pages    map[string]*template.Template
+	pages    pages
 	mux      *http.ServeMux
 }
 
@@ -409,13 +409,15 @@ var notices = map[string]string{
 // render executes a page into a buffer first, so a template error becomes
 // a clean 500 instead of half a page.
 func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, status int, name string, v *view) {
-	t := d.pages[name]
+	pool := d.pages[name]
 	var buf bytes.Buffer
-	if t == nil {
+	if pool == nil {
 		d.Log.Error("no such page template", "name", name)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
+	t := pool.Get().(*template.Template)
+	defer pool.Put(t)
 	if v.Errors == nil {
 		v.Errors = map[string]string{}
 	}
