@@ -1,0 +1,124 @@
+package store
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestUserCache(t *testing.T) {
+	c := newUserCache(4)
+	k := userKey{scope: 7, kind: 'u', user: "alice"}
+	if _, ok := c.get(k); ok {
+		t.Fatal("an empty cache has alice")
+	}
+	c.put(k, 11)
+	c.put(userKey{7, 's', "alice"}, 12)
+	c.put(userKey{8, 'u', "alice"}, 13)
+	c.put(userKey{7, 'u', "alicf"}, 14)
+	for _, tc := range []struct {
+		k    userKey
+		want int64
+		ok   bool
+	}{
+		{k, 11, true},
+		{userKey{7, 's', "alice"}, 12, true},
+		{userKey{8, 'u', "alice"}, 13, true},
+		{userKey{7, 'u', "alicf"}, 14, true},
+		{userKey{9, 'u', "alice"}, 0, false},
+		{userKey{7, 'u', "alic"}, 0, false},
+		{userKey{7, 'u', ""}, 0, false},
+	} {
+		if v, ok := c.get(tc.k); v != tc.want || ok != tc.ok {
+			t.Errorf("get(%v) = %d, %v; want %d, %v", tc.k, v, ok, tc.want, tc.ok)
+		}
+	}
+	// A second put of a key replaces its value in place.
+	s := &c.shards[c.hash(k)%uint64(len(c.shards))]
+	n := len(s.ents)
+	c.put(k, 21)
+	if v, _ := c.get(k); v != 21 || len(s.ents) != n {
+		t.Fatalf("after a second put: %d with %d entries; want 21 with %d", v, len(s.ents), n)
+	}
+}
+
+// TestUserCacheSameHash: a key whose hash slot holds another key is a
+// miss, never the other key's value, and taking the slot keeps both exact.
+func TestUserCacheSameHash(t *testing.T) {
+	c := newUserCache(8)
+	a, b := userKey{1, 'u', "a"}, userKey{1, 'u', "b"}
+	c.put(a, 100)
+	// Make b's hash point at a's entry, as a collision would.
+	hb := c.hash(b)
+	sb := &c.shards[hb%uint64(len(c.shards))]
+	sa := &c.shards[c.hash(a)%uint64(len(c.shards))]
+	if sa != sb {
+		// Put a into b's shard under b's hash: the same situation.
+		sb.slots[hb] = uint32(len(sb.ents))
+		sb.ents = append(sb.ents, userEntry{scope: 1, val: 100, off: uint32(len(sb.ids)), n: 1, kind: 'u'})
+		sb.ids = append(sb.ids, 'a')
+	} else {
+		sb.slots[hb] = sb.slots[c.hash(a)]
+	}
+	if v, ok := c.get(b); ok {
+		t.Fatalf("b found with a's value %d", v)
+	}
+	c.put(b, 200)
+	if v, ok := c.get(b); !ok || v != 200 {
+		t.Fatalf("get(b) = %d, %v; want 200", v, ok)
+	}
+	if v, ok := c.get(a); !ok || v != 100 {
+		t.Fatalf("get(a) = %d, %v; want 100", v, ok)
+	}
+}
+
+// TestUserCacheBounded: a shard starts over when it holds limit entries,
+// or when its ids outgrow 64 bytes an entry, so memory stays bounded
+// however many users pass through.
+func TestUserCacheBounded(t *testing.T) {
+	const limit = 16
+	for _, idLen := range []int{8, 256} {
+		c := newUserCache(limit)
+		for i := range 100_000 {
+			u := fmt.Sprintf("%0*d", idLen, i)
+			c.put(userKey{1, 'u', u}, int64(i))
+			if v, ok := c.get(userKey{1, 'u', u}); !ok || v != int64(i) {
+				t.Fatalf("ids of %d bytes: user %d not found right after its put", idLen, i)
+			}
+		}
+		entries := 0
+		for i := range c.shards {
+			s := &c.shards[i]
+			entries += len(s.ents)
+			if len(s.ents) > limit || len(s.slots) > limit || len(s.ids) > limit*64 {
+				t.Fatalf("ids of %d bytes: a shard holds %d entries, %d slots, %d id bytes; limit %d entries, %d bytes",
+					idLen, len(s.ents), len(s.slots), len(s.ids), limit, limit*64)
+			}
+		}
+		if entries == 0 {
+			t.Fatalf("ids of %d bytes: the cache kept nothing", idLen)
+		}
+	}
+}
+
+// TestUserCacheHoldsNoPointers: a full cache is a handful of heap
+// objects, not one per user, so garbage collections do not mark it.
+func TestUserCacheHoldsNoPointers(t *testing.T) {
+	objects := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapObjects
+	}
+	before := objects()
+	c := newUserCache(1 << 10)
+	for i := range 64 << 10 {
+		c.put(userKey{1, 'u', "user-" + strings.Repeat("x", i%8) + fmt.Sprint(i)}, int64(i))
+	}
+	after := objects()
+	runtime.KeepAlive(c)
+	if grown := int64(after) - int64(before); grown > 5000 {
+		t.Fatalf("a cache of 65,536 users is %d heap objects; want a few per shard", grown)
+	}
+}
