@@ -46,6 +46,11 @@ type eventIndexer struct {
 	// yet, by user, in commit (id) order.
 	pending  map[userRef][]tailEvent
 	pendingN int
+	// names interns event ids: an app logs a handful of distinct ones,
+	// and a pending event holding its request's own copy was one more
+	// heap object for every garbage collection to mark (tens of
+	// thousands under load). Bounded by maxNames.
+	names map[string]string
 	// gen is the generation being indexed, sorted by key; gen[:pos] are
 	// in event_users. genMax is its largest event id: once it is indexed,
 	// every event up to genMax is, and upto moves there.
@@ -108,6 +113,8 @@ const (
 	// idleChunk is the rows of one indexing transaction when no commit
 	// does the work (idleDrain).
 	idleChunk = 1024
+	// maxNames bounds the interned event ids; past it they start over.
+	maxNames = 1024
 )
 
 // Rows are indexed from the events table by id, so an event deleted
@@ -280,12 +287,24 @@ func (ix *eventIndexer) applyIndex(staged []indexRow, n int, byCommit bool, purg
 		ix.pending = map[userRef][]tailEvent{}
 	}
 	for _, r := range staged {
+		r.eventID = ix.intern(r.eventID)
 		ix.pending[r.user] = append(ix.pending[r.user], r.tailEvent)
 	}
 	ix.pendingN += len(staged)
 	for _, app := range purged {
 		ix.purgeApp(app)
 	}
+}
+
+func (ix *eventIndexer) intern(s string) string {
+	if v, ok := ix.names[s]; ok {
+		return v
+	}
+	if ix.names == nil || len(ix.names) >= maxNames {
+		ix.names = make(map[string]string)
+	}
+	ix.names[s] = s
+	return s
 }
 
 // purgeApp forgets a deleted app's events: indexing would skip them, but a

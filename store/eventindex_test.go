@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // stopIdleDrain stops db's idle indexing, so a test can hold the indexer
@@ -361,6 +362,45 @@ func TestEventIndexTwoProcesses(t *testing.T) {
 	for name, db := range map[string]*DB{"db1": db1, "db2": db2} {
 		if !writerInAudience(t, db, app.ID, eight.ID, "u-2") {
 			t.Errorf("%s writer: u-2 does not have exactly 8 events", name)
+		}
+	}
+}
+
+// TestEventIndexInternsEventIDs: pending events of one event id share one
+// string, not each request's copy (every copy is a heap object the
+// garbage collector marks), and the interned ids stay bounded.
+func TestEventIndexInternsEventIDs(t *testing.T) {
+	var ix eventIndexer
+	staged := make([]indexRow, 0, 6)
+	for i := range 6 {
+		// A distinct allocation of the same text each time, as decoding
+		// a request body gives.
+		id := string([]byte("purchase"))
+		staged = append(staged, indexRow{userRef{1, fmt.Sprint("u-", i%2)}, tailEvent{id, int64(i), int64(i + 1)}})
+	}
+	ix.applyIndex(staged, 0, true, nil)
+	var first *byte
+	n := 0
+	for _, evs := range ix.pending {
+		for _, e := range evs {
+			n++
+			if e.eventID != "purchase" {
+				t.Fatalf("event id %q; want purchase", e.eventID)
+			}
+			if p := unsafe.StringData(e.eventID); first == nil {
+				first = p
+			} else if p != first {
+				t.Fatal("two pending events of one event id hold separate strings")
+			}
+		}
+	}
+	if n != 6 || ix.pendingN != 6 {
+		t.Fatalf("%d pending events (pendingN %d); want 6", n, ix.pendingN)
+	}
+	for i := range 3 * maxNames {
+		ix.intern(fmt.Sprint("e-", i))
+		if len(ix.names) > maxNames {
+			t.Fatalf("%d interned event ids; the bound is %d", len(ix.names), maxNames)
 		}
 	}
 }
