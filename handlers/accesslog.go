@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"service/jsonjs"
 )
 
 // logRequest writes the request's log line: at info level, message
@@ -39,7 +41,7 @@ func (s *Server) logRequest(c *request, r *http.Request, end time.Time, closed b
 	}
 	bp := lineBuf.Get().(*[]byte)
 	b := append((*bp)[:0], `{"time":"`...)
-	b = end.AppendFormat(b, time.RFC3339Nano)
+	b = appendLogTime(b, end)
 	b = append(b, `","level":"INFO","msg":"request","request_id":`...)
 	b = appendJSONString(b, c.info.id)
 	b = append(b, `,"method":`...)
@@ -61,6 +63,40 @@ func (s *Server) logRequest(c *request, r *http.Request, end time.Time, closed b
 	_, _ = s.AccessLog.Write(b)
 	*bp = b
 	lineBuf.Put(bp)
+}
+
+// appendLogTime appends t as t.AppendFormat(b, time.RFC3339Nano) does, the
+// form slog gives, without interpreting the layout on every request line.
+func appendLogTime(b []byte, t time.Time) []byte {
+	_, off := t.Zone()
+	year, month, day := t.Date()
+	if off%60 != 0 || year < 0 || year > 9999 {
+		return t.AppendFormat(b, time.RFC3339Nano)
+	}
+	hour, min, sec := t.Clock()
+	b = jsonjs.AppendDateClock(b, year, int(month), day, hour, min, sec)
+	if ns := t.Nanosecond(); ns != 0 {
+		var d [10]byte
+		d[0] = '.'
+		for i := 9; i > 0; i-- {
+			d[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := len(d)
+		for d[n-1] == '0' {
+			n--
+		}
+		b = append(b, d[:n]...)
+	}
+	if off == 0 {
+		return append(b, 'Z')
+	}
+	sign := byte('+')
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	h, m := off/3600, off/60%60
+	return append(b, sign, byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10))
 }
 
 var lineBuf = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}

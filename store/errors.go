@@ -82,7 +82,7 @@ type Time struct{ time.Time }
 func (t Time) MarshalJSON() ([]byte, error) {
 	b := make([]byte, 0, len(jsonjs.TimeLayout)+2)
 	b = append(b, '"')
-	b = t.UTC().AppendFormat(b, jsonjs.TimeLayout)
+	b = jsonjs.AppendTime(b, t.Time)
 	return append(b, '"'), nil
 }
 

@@ -67,7 +67,7 @@ func (r *EventResult) AppendJSON(b []byte) []byte {
 	b = append(b, `,"eventId":`...)
 	b = appendJSONString(b, r.EventID)
 	b = append(b, `,"timestamp":"`...)
-	b = r.Timestamp.UTC().AppendFormat(b, jsonjs.TimeLayout)
+	b = jsonjs.AppendTime(b, r.Timestamp.Time)
 	b = append(b, '"')
 	if r.Duplicate {
 		b = append(b, `,"duplicate":true`...)
