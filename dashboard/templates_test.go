@@ -19,25 +19,32 @@ func heapObjects() uint64 {
 // rendered, or every garbage collection marks them again (40,000 objects,
 // about 6% of the SDK routes' throughput under load).
 func TestPagesAreNotKeptLive(t *testing.T) {
-	before := heapObjects()
-	ps := parsePages()
-	for name, pool := range ps {
-		tmpl := pool.Get().(*template.Template)
-		// Pages need their own data, so this stops at a page's first
-		// missing field; it escapes the set all the same, as a render does.
-		_ = tmpl.ExecuteTemplate(io.Discard, "layout", &view{Title: name, Errors: map[string]string{}})
-		pool.Put(tmpl)
+	// The fewest objects kept over three tries: an unrelated goroutine
+	// left by another test may hold a few objects during one of them.
+	kept, pages := int64(1<<62), 0
+	for range 3 {
+		before := heapObjects()
+		ps := parsePages()
+		for name, pool := range ps {
+			tmpl := pool.Get().(*template.Template)
+			// Pages need their own data, so this stops at a page's first
+			// missing field; it escapes the set all the same, as a
+			// render does.
+			_ = tmpl.ExecuteTemplate(io.Discard, "layout", &view{Title: name, Errors: map[string]string{}})
+			pool.Put(tmpl)
+		}
+		// A pooled value survives one collection (in the victim cache)
+		// and is dropped by the next.
+		runtime.GC()
+		after := heapObjects()
+		runtime.KeepAlive(ps)
+		kept, pages = min(kept, int64(after)-int64(before)), len(ps)
 	}
-	// A pooled value survives one collection (in the victim cache) and is
-	// dropped by the next.
-	runtime.GC()
-	after := heapObjects()
-	runtime.KeepAlive(ps)
-	if kept := int64(after) - int64(before); kept > 2000 {
+	if kept > 2000 {
 		t.Fatalf("the parsed pages keep %d heap objects alive; want them dropped after renders", kept)
 	}
-	if len(ps) < 20 {
-		t.Fatalf("%d pages parsed; the dashboard has more than 20", len(ps))
+	if pages < 20 {
+		t.Fatalf("%d pages parsed; the dashboard has more than 20", pages)
 	}
 }
 
