@@ -284,7 +284,7 @@ func (e *encoder) value(v reflect.Value, depth int) error {
 		if !v.CanInterface() {
 			break
 		}
-		e.buf = AppendQuote(e.buf, v.Interface().(time.Time).UTC().Format(TimeLayout))
+		e.buf = AppendQuotedTime(e.buf, v.Interface().(time.Time))
 		return nil
 	case numberType:
 		b, err := appendNumberLiteral(e.buf, v.String())

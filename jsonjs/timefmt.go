@@ -18,6 +18,12 @@ func AppendTime(b []byte, t time.Time) []byte {
 	return append(b, '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
 }
 
+// AppendQuotedTime appends t in TimeLayout as a JSON string: the form
+// every time in an API answer and a webhook payload takes.
+func AppendQuotedTime(b []byte, t time.Time) []byte {
+	return append(AppendTime(append(b, '"'), t), '"')
+}
+
 // AppendDateClock appends "YYYY-MM-DDThh:mm:ss" for a year of 0 to 9999.
 func AppendDateClock(b []byte, year, month, day, hour, min, sec int) []byte {
 	return append(b,

@@ -28,6 +28,9 @@ func TestAppendTime(t *testing.T) {
 		if got := AppendTime([]byte("x"), tm); string(got) != string(want) {
 			t.Fatalf("AppendTime(%v) = %s; want %s", tm, got, want)
 		}
+		if got, want := AppendQuotedTime(nil, tm), `"`+string(want[1:])+`"`; string(got) != want {
+			t.Fatalf("AppendQuotedTime(%v) = %s; want %s", tm, got, want)
+		}
 	}
 }
 

@@ -285,8 +285,10 @@ func newUserCache(perShard int) *userCache {
 	return c
 }
 
-func (c *userCache) hash(k userKey) uint64 {
-	return maphash.String(c.seed, k.user) ^ (uint64(k.scope)<<8|uint64(k.kind))*0x9E3779B97F4A7C15
+// shard returns k's hash and the shard that holds it.
+func (c *userCache) shard(k userKey) (uint64, *userShard) {
+	h := maphash.String(c.seed, k.user) ^ (uint64(k.scope)<<8|uint64(k.kind))*0x9E3779B97F4A7C15
+	return h, &c.shards[h%uint64(len(c.shards))]
 }
 
 // find returns the index of k's entry in s, or -1.
@@ -303,8 +305,7 @@ func (s *userShard) find(h uint64, k userKey) int {
 }
 
 func (c *userCache) get(k userKey) (int64, bool) {
-	h := c.hash(k)
-	s := &c.shards[h%uint64(len(c.shards))]
+	h, s := c.shard(k)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if i := s.find(h, k); i >= 0 {
@@ -314,8 +315,7 @@ func (c *userCache) get(k userKey) (int64, bool) {
 }
 
 func (c *userCache) put(k userKey, v int64) {
-	h := c.hash(k)
-	s := &c.shards[h%uint64(len(c.shards))]
+	h, s := c.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if i := s.find(h, k); i >= 0 {

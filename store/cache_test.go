@@ -35,7 +35,7 @@ func TestUserCache(t *testing.T) {
 		}
 	}
 	// A second put of a key replaces its value in place.
-	s := &c.shards[c.hash(k)%uint64(len(c.shards))]
+	_, s := c.shard(k)
 	n := len(s.ents)
 	c.put(k, 21)
 	if v, _ := c.get(k); v != 21 || len(s.ents) != n {
@@ -50,16 +50,15 @@ func TestUserCacheSameHash(t *testing.T) {
 	a, b := userKey{1, 'u', "a"}, userKey{1, 'u', "b"}
 	c.put(a, 100)
 	// Make b's hash point at a's entry, as a collision would.
-	hb := c.hash(b)
-	sb := &c.shards[hb%uint64(len(c.shards))]
-	sa := &c.shards[c.hash(a)%uint64(len(c.shards))]
+	hb, sb := c.shard(b)
+	ha, sa := c.shard(a)
 	if sa != sb {
 		// Put a into b's shard under b's hash: the same situation.
 		sb.slots[hb] = uint32(len(sb.ents))
 		sb.ents = append(sb.ents, userEntry{scope: 1, val: 100, off: uint32(len(sb.ids)), n: 1, kind: 'u'})
 		sb.ids = append(sb.ids, 'a')
 	} else {
-		sb.slots[hb] = sb.slots[c.hash(a)]
+		sb.slots[hb] = sb.slots[ha]
 	}
 	if v, ok := c.get(b); ok {
 		t.Fatalf("b found with a's value %d", v)

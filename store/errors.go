@@ -80,10 +80,7 @@ type Time struct{ time.Time }
 
 // MarshalJSON implements json.Marshaler.
 func (t Time) MarshalJSON() ([]byte, error) {
-	b := make([]byte, 0, len(jsonjs.TimeLayout)+2)
-	b = append(b, '"')
-	b = jsonjs.AppendTime(b, t.Time)
-	return append(b, '"'), nil
+	return jsonjs.AppendQuotedTime(make([]byte, 0, len(jsonjs.TimeLayout)+2), t.Time), nil
 }
 
 // NewTime wraps t.

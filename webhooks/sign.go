@@ -60,7 +60,7 @@ func Envelope(event string, ts time.Time, data []byte) []byte {
 	buf = append(buf, `{"event":`...)
 	buf = jsonjs.AppendQuote(buf, event)
 	buf = append(buf, `,"timestamp":`...)
-	buf = jsonjs.AppendQuote(buf, ts.UTC().Format(jsonjs.TimeLayout))
+	buf = jsonjs.AppendQuotedTime(buf, ts)
 	buf = append(buf, `,"data":`...)
 	buf = append(buf, data...)
 	buf = append(buf, '}')
