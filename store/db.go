@@ -61,11 +61,13 @@ type DB struct {
 	assigned  *userCache
 	known     *userCache
 	converted *userCache // (campaign, user) that converted: no second try
-	audiences *audienceCache
-	batch     *batcher
-	ix        eventIndexer
-	ckpt      *checkpoints
-	closed    atomic.Bool
+	// runningReads counts the campaign reads of stillRunning, for tests.
+	runningReads atomic.Int64
+	audiences    *audienceCache
+	batch        *batcher
+	ix           eventIndexer
+	ckpt         *checkpoints
+	closed       atomic.Bool
 	// lockWait bounds begin's wait for the write lock (writeLockWait;
 	// shorter in tests), and lockWaits counts its retries.
 	lockWait  time.Duration
@@ -376,7 +378,10 @@ type Tx struct {
 
 	// purged are the apps this transaction deleted. drain and indexAll
 	// make it a transaction of the indexer's own (see eventindex.go).
-	purged          []int64
+	purged []int64
+	// expired are the retention passes of this transaction (see
+	// eventindex.go).
+	expired         []expiry
 	drain, indexAll bool
 	foreignSeen     int64
 }

@@ -117,10 +117,34 @@ const (
 	maxNames = 1024
 )
 
-// Rows are indexed from the events table by id, so an event deleted
-// meanwhile (its app deleted, retention) is simply not indexed.
-var indexInsert = newMultiRow(`INSERT OR IGNORE INTO event_users (app_id, user_id, event_id, ts, id)
+// A generation's rows are written from memory: reading each event back
+// from the events table by id cost a b-tree search per row, a fifth of
+// the indexing. An event deleted meanwhile must not be indexed, though:
+// deletions of this process (an app, retention) leave the memory with the
+// commit that makes them (purged, expired), and the deleting transaction
+// skips the rows it indexes itself (gone). A deletion by another process
+// leaves the memory as it was, so once another process has committed, the
+// rows are taken from the events table by id instead (indexFromEvents),
+// where a deleted event simply is not found, until the next indexAll.
+var (
+	indexValues = newMultiRow(`INSERT OR IGNORE INTO event_users (app_id, user_id, event_id, ts, id) VALUES `,
+		`(?, ?, ?, ?, ?)`, ``)
+	indexFromEvents = newMultiRow(`INSERT OR IGNORE INTO event_users (app_id, user_id, event_id, ts, id)
 	SELECT app_id, user_id, event_id, ts, id FROM events WHERE user_id IS NOT NULL AND id IN (`, `?`, `)`)
+)
+
+// expiry is a retention pass over one app: its events before ms went.
+type expiry struct{ appID, before int64 }
+
+// gone reports whether this transaction deleted the event of r.
+func (tx *Tx) gone(r indexRow) bool {
+	for _, e := range tx.expired {
+		if r.user.appID == e.appID && r.ts < e.before {
+			return true
+		}
+	}
+	return slices.Contains(tx.purged, r.user.appID)
+}
 
 // stageEvent records an event row written by this transaction, for the
 // indexer to take once it has committed.
@@ -149,18 +173,37 @@ func (tx *Tx) chunkSize(written int) int {
 }
 
 // indexChunk writes the generation's next n rows into event_users, and
-// moves upto to the generation's end when they complete it.
-func (tx *Tx) indexChunk(n int) error {
+// moves upto to the generation's end when they complete it. fromEvents
+// reads the rows from the events table (see indexValues).
+func (tx *Tx) indexChunk(n int, fromEvents bool) error {
 	ix := &tx.db.ix
 	rows := ix.gen[ix.pos : ix.pos+n]
-	err := indexInsert.chunks(n, func(i, k int, q string) error {
-		args := tx.argsFor(k)
-		for _, r := range rows[i : i+k] {
-			args = append(args, r.id)
+	var err error
+	if fromEvents {
+		err = indexFromEvents.chunks(n, func(i, k int, q string) error {
+			args := tx.argsFor(k)
+			for _, r := range rows[i : i+k] {
+				args = append(args, r.id)
+			}
+			_, err := tx.exec(q, args...)
+			return err
+		})
+	} else {
+		if len(tx.purged)+len(tx.expired) > 0 {
+			rows = slices.DeleteFunc(slices.Clone(rows), tx.gone)
 		}
-		_, err := tx.exec(q, args...)
-		return err
-	})
+		// Rows come sorted by user: the boxes repeat across a user's rows.
+		var app lastBox[int64]
+		var user, name lastBox[string]
+		err = indexValues.chunks(len(rows), func(i, k int, q string) error {
+			args := tx.argsFor(5 * k)
+			for _, r := range rows[i : i+k] {
+				args = append(args, app.of(r.user.appID), user.of(r.user.userID), name.of(r.eventID), r.ts, r.id)
+			}
+			_, err := tx.exec(q, args...)
+			return err
+		})
+	}
 	if err != nil {
 		return err
 	}
@@ -208,15 +251,17 @@ func (tx *Tx) commitIndexed(written int) error {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	n := 0
+	n, foreign := 0, false
 	if !tx.indexAll {
 		n = tx.chunkSize(written)
-		if n > 0 && ix.pos+n == len(ix.gen) || tx.drain {
-			foreign, err := tx.foreignSinceCheck()
-			if err != nil {
+		if n > 0 || tx.drain {
+			// Asked inside the write transaction, no other process can
+			// commit between the answer and this commit.
+			var err error
+			if foreign, err = tx.foreignSinceCheck(); err != nil {
 				return err
 			}
-			tx.indexAll = foreign
+			tx.indexAll = foreign && (ix.pos+n == len(ix.gen) || tx.drain)
 		}
 	} else if _, err := tx.foreignSinceCheck(); err != nil {
 		return err
@@ -225,7 +270,7 @@ func (tx *Tx) commitIndexed(written int) error {
 	if tx.indexAll {
 		err = tx.indexEverything()
 	} else if n > 0 {
-		err = tx.indexChunk(n)
+		err = tx.indexChunk(n, foreign)
 	}
 	if err != nil {
 		return err
@@ -241,7 +286,7 @@ func (tx *Tx) commitIndexed(written int) error {
 		ix.foreignChecked = tx.foreignSeen
 		return nil
 	}
-	ix.applyIndex(tx.staged, n, !tx.drain, tx.purged)
+	ix.applyIndex(tx.staged, n, !tx.drain, tx.purged, tx.expired)
 	return nil
 }
 
@@ -275,7 +320,7 @@ func (ix *eventIndexer) form(now time.Time) {
 // applyIndex updates the memory after a commit that indexed n rows of the
 // generation and staged events; byCommit is false for the idle drain's
 // transactions. The caller holds ix.mu.
-func (ix *eventIndexer) applyIndex(staged []indexRow, n int, byCommit bool, purged []int64) {
+func (ix *eventIndexer) applyIndex(staged []indexRow, n int, byCommit bool, purged []int64, expired []expiry) {
 	ix.pos += n
 	if n > 0 && byCommit {
 		ix.lastIndexed = time.Now()
@@ -293,6 +338,9 @@ func (ix *eventIndexer) applyIndex(staged []indexRow, n int, byCommit bool, purg
 	ix.pendingN += len(staged)
 	for _, app := range purged {
 		ix.purgeApp(app)
+	}
+	for _, e := range expired {
+		ix.purgeExpired(e)
 	}
 }
 
@@ -317,6 +365,26 @@ func (ix *eventIndexer) purgeApp(appID int64) {
 		}
 	}
 	ix.gen = slices.DeleteFunc(ix.gen[ix.pos:], func(r indexRow) bool { return r.user.appID == appID })
+	ix.pos = 0
+}
+
+// purgeExpired forgets the events retention deleted: indexed from memory,
+// they would leave index rows of events that no longer exist.
+func (ix *eventIndexer) purgeExpired(e expiry) {
+	old := func(ev tailEvent) bool { return ev.ts < e.before }
+	for u, evs := range ix.pending {
+		if u.appID != e.appID {
+			continue
+		}
+		kept := slices.DeleteFunc(evs, old)
+		ix.pendingN -= len(evs) - len(kept)
+		if len(kept) == 0 {
+			delete(ix.pending, u)
+		} else {
+			ix.pending[u] = kept
+		}
+	}
+	ix.gen = slices.DeleteFunc(ix.gen[ix.pos:], func(r indexRow) bool { return r.user.appID == e.appID && old(r.tailEvent) })
 	ix.pos = 0
 }
 

@@ -281,6 +281,132 @@ func TestEventIndexDeletes(t *testing.T) {
 	}
 }
 
+// generationDue makes the next commit form a generation of what is
+// pending, as a second's wait would; with false, a generation was just
+// formed and the next commits leave what they log pending.
+func generationDue(db *DB, due bool) {
+	db.ix.mu.Lock()
+	db.ix.formed = time.Time{}
+	if !due {
+		db.ix.formed = time.Now()
+	}
+	db.ix.mu.Unlock()
+}
+
+// mustHaveNoOrphans fails when event_users holds a row whose event is gone.
+func mustHaveNoOrphans(tb testing.TB, db *DB) {
+	tb.Helper()
+	if n := mustScalar(tb, db, `SELECT COUNT(*) FROM event_users u WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = u.id)`); n != 0 {
+		tb.Fatalf("event_users holds %d rows of deleted events", n)
+	}
+}
+
+// TestEventIndexDeletesUnindexed deletes events that are still only in the
+// indexer's memory, which writes index rows from memory: the transaction
+// that deletes them, and every later one, must not index them.
+func TestEventIndexDeletesUnindexed(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name string
+		// sameTx lets the retention transaction itself index the
+		// generation holding the deleted events.
+		sameTx bool
+		// app deletes the app instead of running retention.
+		app bool
+	}{
+		{"retention, by the deleting transaction", true, false},
+		{"retention, by a later transaction", false, false},
+		{"app deleted, by the deleting transaction", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, app, clock := mustOpenApp(t, eventsT0)
+			stopIdleDrain(t, db)
+			generationDue(db, false)
+			mustLogUserEvents(t, db, app, "old", map[string]int{"u-1": 5, "u-2": 5})
+			clock.Add(48 * time.Hour)
+			mustLogUserEvents(t, db, app, "new", map[string]int{"u-1": 2})
+			if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users`); n != 0 {
+				t.Fatalf("%d events indexed before retention, want them all in memory", n)
+			}
+			generationDue(db, tc.sameTx)
+			if tc.app {
+				if _, err := db.DeleteApp(ctx, app, true); err != nil {
+					t.Fatal(err)
+				}
+				mustHaveNoOrphans(t, db)
+				return
+			}
+			if n, err := db.DeleteEventsBefore(ctx, clock.Now().Add(-24*time.Hour)); err != nil || n != 10 {
+				t.Fatalf("retention deleted %d, %v; want 10", n, err)
+			}
+			if tc.sameTx && mustScalar(t, db, `SELECT COUNT(*) FROM event_users`) == 0 {
+				t.Fatal("the retention transaction indexed nothing: the case is not exercised")
+			}
+			generationDue(db, true)
+			mustLogUserEvents(t, db, app, "new", map[string]int{"u-3": 1})
+			if err := db.indexAll(ctx); err != nil {
+				t.Fatal(err)
+			}
+			mustHaveNoOrphans(t, db)
+			if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, app); n != 3 {
+				t.Fatalf("%d index rows, want the 3 kept events'", n)
+			}
+			evs, err := db.FindEvents(ctx, app, EventFilter{UserID: "u-1", Limit: 10})
+			if err != nil || len(evs) != 2 {
+				t.Fatalf("FindEvents u-1: %d events, %v; want the 2 kept", len(evs), err)
+			}
+		})
+	}
+}
+
+// TestEventIndexForeignDelete deletes an app through a second handle on the
+// file, as `service apps delete` does beside a running server, while the
+// first still holds the app's events in memory: the first must not index
+// them, not even in the chunks before its generation ends.
+func TestEventIndexForeignDelete(t *testing.T) {
+	ctx := context.Background()
+	path := tempDBPath(t)
+	db1 := mustOpenDBAt(t, path)
+	stopIdleDrain(t, db1)
+	gone, err := db1.CreateApp(ctx, "gone", "enterprise", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := db1.CreateApp(ctx, "kept", "enterprise", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// More rows than one commit's chunk, so the generation ends in a
+	// later commit than the first chunk.
+	mustLogUserEvents(t, db1, gone.ID, "view", map[string]int{"u-1": 150, "u-2": 150})
+
+	db2 := mustOpenDBAt(t, path)
+	stopIdleDrain(t, db2)
+	if _, err := db2.DeleteApp(ctx, gone.ID, true); err != nil {
+		t.Fatal(err)
+	}
+
+	generationDue(db1, true)
+	mustLogUserEvents(t, db1, kept.ID, "view", map[string]int{"a-1": 1})
+	db1.ix.mu.Lock()
+	left := len(db1.ix.gen) - db1.ix.pos
+	db1.ix.mu.Unlock()
+	if left == 0 {
+		t.Fatal("the generation ended in one commit: the case is not exercised")
+	}
+	mustHaveNoOrphans(t, db1)
+	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, gone.ID); n != 0 {
+		t.Fatalf("%d index rows of the app deleted by the other handle", n)
+	}
+	if err := db1.indexAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustHaveNoOrphans(t, db1)
+	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, kept.ID); n != 1 {
+		t.Fatalf("%d index rows of the kept app, want 1", n)
+	}
+}
+
 // TestEventIndexMigration checks that the migration indexes the events an
 // older database holds, and that down restores the index it replaced.
 func TestEventIndexMigration(t *testing.T) {
@@ -378,7 +504,7 @@ func TestEventIndexInternsEventIDs(t *testing.T) {
 		id := string([]byte("purchase"))
 		staged = append(staged, indexRow{userRef{1, fmt.Sprint("u-", i%2)}, tailEvent{id, int64(i), int64(i + 1)}})
 	}
-	ix.applyIndex(staged, 0, true, nil)
+	ix.applyIndex(staged, 0, true, nil, nil)
 	var first *byte
 	n := 0
 	for _, evs := range ix.pending {

@@ -208,6 +208,20 @@ func compactJSON(m []byte) (string, error) {
 // spec's three rules hold: the goal event, an earlier impression, and the
 // campaign's active period. A user converts at most once per campaign.
 func (tx *Tx) convert(lc *liveCampaign, in *EventInput, now int64) error {
+	// A user who already converted cannot convert again. Repeated goal
+	// events are the common case, and the cache answers them before the
+	// campaign's state is read (a query per commit) or the UPDATE is tried.
+	keys := [2]userKey{{lc.id, 'u', in.UserID}, {lc.id, 's', in.SessionID}}
+	var open [2]bool
+	for i, k := range keys {
+		if k.user != "" {
+			_, done := tx.db.converted.get(k)
+			open[i] = !done
+		}
+	}
+	if !open[0] && !open[1] {
+		return nil
+	}
 	if ok, err := tx.stillRunning(lc, now); err != nil || !ok {
 		return err
 	}
@@ -215,13 +229,8 @@ func (tx *Tx) convert(lc *liveCampaign, in *EventInput, now int64) error {
 	if err := tx.flushAssignments(); err != nil {
 		return err
 	}
-	for _, k := range [2]userKey{{lc.id, 'u', in.UserID}, {lc.id, 's', in.SessionID}} {
-		if k.user == "" {
-			continue
-		}
-		// A user who already converted cannot convert again; repeated goal
-		// events are common, and the cache spares them the UPDATE.
-		if _, done := tx.db.converted.get(k); done {
+	for i, k := range keys {
+		if !open[i] {
 			continue
 		}
 		var vid int64
@@ -349,6 +358,7 @@ func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, 
 					return err
 				}
 				n, err = r.RowsAffected()
+				tx.expired = append(tx.expired, expiry{app, ms(cutoff)})
 				return err
 			})
 			total += n

@@ -576,6 +576,43 @@ func TestEventsConversionStaleCache(t *testing.T) {
 	}
 }
 
+// TestEventsRepeatGoalReadsNoCampaign logs a converted user's goal event
+// again: the converted cache answers it without reading the campaign,
+// which had been a query in every commit of a busy event stream, while an
+// unconverted user's goal event still reads it.
+func TestEventsRepeatGoalReadsNoCampaign(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := mustOpenApp(t, eventsT0)
+	c := mustCreateCampaign(t, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	mustAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
+	mustAssign(t, db, app, c.ID, VariantRequest{UserID: "u2"})
+	clock.Set(eventsT0.Add(time.Second))
+	logPurchase := func(user string) {
+		t.Helper()
+		if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "purchase", UserID: user}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logPurchase("u1")
+	reads := db.runningReads.Load()
+	if reads == 0 {
+		t.Fatal("the first conversion did not check the campaign")
+	}
+	for range 3 {
+		logPurchase("u1")
+	}
+	if got := db.runningReads.Load(); got != reads {
+		t.Errorf("repeat goal events of a converted user read the campaign %d times, want 0", got-reads)
+	}
+	logPurchase("u2")
+	if got := db.runningReads.Load(); got == reads {
+		t.Error("an unconverted user's goal event did not check the campaign")
+	}
+	if got := countConversions(t, db, c.ID); got != 2 {
+		t.Errorf("conversions=%d, want 2", got)
+	}
+}
+
 // mustLogEvents logs n events at the clock's time t from several goroutines, so
 // the group commit batches them.
 func mustLogEvents(tb testing.TB, db *DB, clock *testclock.Clock, appID int64, t time.Time, eventID string, n int) {

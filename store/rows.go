@@ -71,7 +71,12 @@ var (
 	assignInsert = newMultiRow(assignPrefix, `(?, ?, ?, ?)`, assignSuffix)
 	// RETURNING names the rows inserted: the others were stored already.
 	assignReturning = newMultiRow(assignPrefix, `(?, ?, ?, ?)`, assignSuffix+` RETURNING campaign_id, user_key`)
-	eventsInsert    = newMultiRow(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
+	// OR FAIL: a statement that may abort halfway makes SQLite copy every
+	// page it touches into a statement journal first, to undo just that
+	// statement. Here a failure fails the whole transaction, which is
+	// rolled back and retried request by request, so nothing needs undoing
+	// statement by statement.
+	eventsInsert = newMultiRow(`INSERT OR FAIL INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
 		`(?, ?, ?, ?, ?, ?, ?)`, ``)
 )
 

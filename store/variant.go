@@ -271,6 +271,7 @@ func (tx *Tx) stillRunning(lc *liveCampaign, now int64) (bool, error) {
 	if ok, seen := tx.running[lc.id]; seen {
 		return ok, nil
 	}
+	tx.db.runningReads.Add(1)
 	var status string
 	var start, end sql.NullInt64
 	if err := tx.queryRow(`SELECT status, start_at, end_at FROM campaigns WHERE id = ?`, lc.id).Scan(&status, &start, &end); err != nil {
