@@ -54,8 +54,10 @@ type DB struct {
 	keys    keyCache
 	origins sync.Map // app id -> cachedOrigins
 	cache   *campaignCache
-	// Prepared statements of the hot paths, per pool.
+	// Prepared statements of the hot paths, per pool, and the multi-row
+	// statements on the writer's connection.
 	wstmts, rstmts *stmtCache
+	rows           rowStmts
 	// assigned maps (campaign, user) to the variant; known marks users
 	// already recorded. Both spare the hot paths a query per request.
 	assigned  *userCache
@@ -344,6 +346,7 @@ func (db *DB) Close() error {
 }
 
 func (db *DB) close() error {
+	db.rows.close()
 	db.wstmts.close()
 	db.rstmts.close()
 	return errors.Join(db.read.Close(), db.write.Close())
@@ -358,7 +361,8 @@ func (db *DB) Ping(ctx context.Context) error {
 // writes carries one consistent time.
 type Tx struct {
 	*sql.Tx
-	conn     // exec, query and queryRow, prepared, with the caller's context
+	sc       *sql.Conn // the connection the transaction holds
+	conn               // exec, query and queryRow, prepared, with the caller's context
 	db       *DB
 	now      time.Time
 	changed  bool // campaigns, content or audiences changed: bump the generation
@@ -403,14 +407,21 @@ func (db *DB) begin(ctx context.Context) (*Tx, error) {
 	var deadline time.Time
 	wait := 100 * time.Microsecond
 	for {
-		tx, err := db.write.BeginTx(ctx, nil)
+		// The transaction runs on a connection of its own (the pool's one)
+		// so that the multi-row statements can reach the driver (rawrows.go).
+		sc, err := db.write.Conn(ctx)
+		if err != nil {
+			return nil, err
+		}
+		tx, err := sc.BeginTx(ctx, nil)
 		if err == nil {
 			bufs := db.bufs.Swap(nil)
 			if bufs == nil {
 				bufs = new(txBufs)
 			}
-			return &Tx{Tx: tx, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC(), txBufs: bufs}, nil
+			return &Tx{Tx: tx, sc: sc, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC(), txBufs: bufs}, nil
 		}
+		sc.Close()
 		if !isBusy(err) {
 			return nil, err
 		}
@@ -490,6 +501,7 @@ func (db *DB) withTx(ctx context.Context, fn func(tx *Tx) error) error {
 // to the next one.
 func (tx *Tx) end() {
 	_ = tx.Rollback()
+	tx.sc.Close()
 	tx.txBufs.reset()
 	tx.db.bufs.Store(tx.txBufs)
 	tx.txBufs = nil

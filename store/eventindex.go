@@ -183,9 +183,9 @@ func (tx *Tx) indexChunk(n int, fromEvents bool) error {
 		err = indexFromEvents.chunks(n, func(i, k int, q string) error {
 			args := tx.argsFor(k)
 			for _, r := range rows[i : i+k] {
-				args = append(args, r.id)
+				args = rowArgs(args, r.id)
 			}
-			_, err := tx.exec(q, args...)
+			_, err := tx.execRows(q, args)
 			return err
 		})
 	} else {
@@ -198,9 +198,9 @@ func (tx *Tx) indexChunk(n int, fromEvents bool) error {
 		err = indexValues.chunks(len(rows), func(i, k int, q string) error {
 			args := tx.argsFor(5 * k)
 			for _, r := range rows[i : i+k] {
-				args = append(args, app.of(r.user.appID), user.of(r.user.userID), name.of(r.eventID), r.ts, r.id)
+				args = rowArgs(args, app.of(r.user.appID), user.of(r.user.userID), name.of(r.eventID), r.ts, r.id)
 			}
-			_, err := tx.exec(q, args...)
+			_, err := tx.execRows(q, args)
 			return err
 		})
 	}
@@ -247,7 +247,7 @@ func (tx *Tx) indexEverything() error {
 func (tx *Tx) commitIndexed(written int) error {
 	ix := &tx.db.ix
 	if !ix.on {
-		return tx.Tx.Commit()
+		return tx.commitConn()
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
@@ -275,7 +275,7 @@ func (tx *Tx) commitIndexed(written int) error {
 	if err != nil {
 		return err
 	}
-	if err := tx.Tx.Commit(); err != nil {
+	if err := tx.commitConn(); err != nil {
 		return err
 	}
 	if tx.indexAll {

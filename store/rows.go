@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 	"strings"
 )
@@ -110,7 +111,7 @@ type txBufs struct {
 	// staged are the events this transaction wrote, for the event indexer.
 	staged []indexRow
 	// args backs the arguments of one multi-row statement at a time.
-	args []any
+	args []driver.NamedValue
 }
 
 // maxKeptRows bounds what a buffer keeps between transactions: a rare
@@ -149,9 +150,9 @@ func emptied[T any](s []T) []T {
 
 // argsFor returns an empty argument list with room for n values; what a
 // previous statement left in it is overwritten, and reset drops it.
-func (b *txBufs) argsFor(n int) []any {
+func (b *txBufs) argsFor(n int) []driver.NamedValue {
 	if cap(b.args) < n {
-		b.args = make([]any, 0, n)
+		b.args = make([]driver.NamedValue, 0, n)
 	}
 	return b.args[:0]
 }
@@ -209,9 +210,9 @@ func (tx *Tx) flushUsers() error {
 	err := usersInsert.chunks(len(tx.userOrder), func(i, n int, q string) error {
 		args := tx.argsFor(4 * n)
 		for _, u := range tx.userOrder[i : i+n] {
-			args = append(args, app.of(u.appID), u.userID, now, now)
+			args = rowArgs(args, app.of(u.appID), u.userID, now, now)
 		}
-		_, err := tx.exec(q, args...)
+		_, err := tx.execRows(q, args)
 		return err
 	})
 	clear(tx.users)
@@ -241,9 +242,9 @@ func (tx *Tx) flushEvents() error {
 		chunk := tx.events[i : i+n]
 		args := tx.argsFor(7 * n)
 		for _, e := range chunk {
-			args = append(args, app.of(e.appID), name.of(e.eventID), e.user, e.session, e.meta, e.l, now)
+			args = rowArgs(args, app.of(e.appID), name.of(e.eventID), e.user, e.session, e.meta, e.l, now)
 		}
-		r, err := tx.exec(q, args...)
+		r, err := tx.execRows(q, args)
 		if err != nil {
 			return err
 		}
@@ -375,10 +376,10 @@ func (tx *Tx) insertAssignments(returning bool) (all bool, err error) {
 		chunk := tx.assigns[i : i+n]
 		args := tx.argsFor(4 * n)
 		for _, a := range chunk {
-			args = append(args, campaignArg.of(a.ref.campaign), a.ref.key, variantArg.of(a.vid), now)
+			args = rowArgs(args, campaignArg.of(a.ref.campaign), a.ref.key, variantArg.of(a.vid), now)
 		}
 		if !returning {
-			r, err := tx.exec(q, args...)
+			r, err := tx.execRows(q, args)
 			if err != nil {
 				return err
 			}
@@ -386,7 +387,13 @@ func (tx *Tx) insertAssignments(returning bool) (all bool, err error) {
 			changed += k
 			return err
 		}
-		rows, err := tx.query(q, args...)
+		// Rare (a first assignment that raced another process's): the
+		// rows it names are read through database/sql.
+		vals := make([]any, len(args))
+		for j, a := range args {
+			vals[j] = a.Value
+		}
+		rows, err := tx.query(q, vals...)
 		if err != nil {
 			return err
 		}

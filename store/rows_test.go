@@ -110,3 +110,42 @@ func TestTxBuffersStartEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiRowFailureWritesNothing fails one event of a request in the
+// middle of its multi-row INSERT, which stops the statement with the rows
+// before it written (OR FAIL): the request must fail whole, nothing of it
+// may stay, and the writer must go on with the next request.
+func TestMultiRowFailureWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	db, app, _ := mustOpenApp(t, eventsT0)
+	if _, err := db.write.Exec(`CREATE TRIGGER refuse_bad BEFORE INSERT ON events WHEN new.event_id = 'bad'
+		BEGIN SELECT RAISE(FAIL, 'bad event'); END`); err != nil {
+		t.Fatal(err)
+	}
+	var ins []*EventInput
+	for i := range 40 {
+		in := &EventInput{EventID: "ok", UserID: "u-1"}
+		if i == 25 {
+			in.EventID = "bad"
+		}
+		ins = append(ins, in)
+	}
+	if _, err := db.LogEvents(ctx, app, ins); err == nil || !strings.Contains(err.Error(), "bad event") {
+		t.Fatalf("LogEvents with a refused event: %v, want the trigger's error", err)
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM events`); n != 0 {
+		t.Fatalf("%d events stored by a failed request, want 0", n)
+	}
+	res, err := db.LogEvents(ctx, app, ins[:25])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if got := mustScalar(t, db, `SELECT COUNT(*) FROM events WHERE id = ? AND event_id = 'ok'`, r.ID); got != 1 {
+			t.Fatalf("answered id %d names no stored event", r.ID)
+		}
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM events`); n != 25 {
+		t.Fatalf("%d events stored, want 25", n)
+	}
+}
