@@ -550,16 +550,26 @@ func TestEventsConvertEveryGoal(t *testing.T) {
 	}
 }
 
+// mustOpenGoalCampaign opens a database with an active two-variant
+// campaign whose goal is "purchase", assigns users in it, and moves the
+// clock a second past the impressions.
+func mustOpenGoalCampaign(tb testing.TB, users ...string) (*DB, int64, *Campaign, *testclock.Clock) {
+	tb.Helper()
+	db, app, clock := mustOpenApp(tb, eventsT0)
+	c := mustCreateCampaign(tb, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
+	for _, u := range users {
+		mustAssign(tb, db, app, c.ID, VariantRequest{UserID: u})
+	}
+	clock.Set(eventsT0.Add(time.Second))
+	return db, app, c, clock
+}
+
 // TestEventsConversionStaleCache pauses a campaign through another handle
 // on the same file, which the first handle's campaign cache cannot see: the
 // conversion must still respect the status on disk.
 func TestEventsConversionStaleCache(t *testing.T) {
 	ctx := context.Background()
-	db, app, clock := mustOpenApp(t, eventsT0)
-	c := mustCreateCampaign(t, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
-	mustAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
-	mustAssign(t, db, app, c.ID, VariantRequest{UserID: "u2"})
-	clock.Set(eventsT0.Add(time.Second))
+	db, app, c, clock := mustOpenGoalCampaign(t, "u1", "u2")
 	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "purchase", UserID: "u1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -582,11 +592,7 @@ func TestEventsConversionStaleCache(t *testing.T) {
 // unconverted user's goal event still reads it.
 func TestEventsRepeatGoalReadsNoCampaign(t *testing.T) {
 	ctx := context.Background()
-	db, app, clock := mustOpenApp(t, eventsT0)
-	c := mustCreateCampaign(t, db, app, "purchase", []testArm{{50, true, 0, 0}, {50, false, 0, 0}})
-	mustAssign(t, db, app, c.ID, VariantRequest{UserID: "u1"})
-	mustAssign(t, db, app, c.ID, VariantRequest{UserID: "u2"})
-	clock.Set(eventsT0.Add(time.Second))
+	db, app, c, _ := mustOpenGoalCampaign(t, "u1", "u2")
 	logPurchase := func(user string) {
 		t.Helper()
 		if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "purchase", UserID: user}); err != nil {
