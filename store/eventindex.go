@@ -136,6 +136,9 @@ var (
 // expiry is a retention pass over one app: its events before ms went.
 type expiry struct{ appID, before int64 }
 
+// deleted reports whether this transaction deleted events.
+func (tx *Tx) deleted() bool { return len(tx.purged)+len(tx.expired) > 0 }
+
 // gone reports whether this transaction deleted the event of r.
 func (tx *Tx) gone(r indexRow) bool {
 	for _, e := range tx.expired {
@@ -189,7 +192,7 @@ func (tx *Tx) indexChunk(n int, fromEvents bool) error {
 			return err
 		})
 	} else {
-		if len(tx.purged)+len(tx.expired) > 0 {
+		if tx.deleted() {
 			rows = slices.DeleteFunc(slices.Clone(rows), tx.gone)
 		}
 		// Rows come sorted by user: the boxes repeat across a user's rows.
@@ -286,7 +289,11 @@ func (tx *Tx) commitIndexed(written int) error {
 		ix.foreignChecked = tx.foreignSeen
 		return nil
 	}
-	ix.applyIndex(tx.staged, n, !tx.drain, tx.purged, tx.expired)
+	var gone func(indexRow) bool
+	if tx.deleted() {
+		gone = tx.gone
+	}
+	ix.applyIndex(tx.staged, n, !tx.drain, gone)
 	return nil
 }
 
@@ -320,7 +327,7 @@ func (ix *eventIndexer) form(now time.Time) {
 // applyIndex updates the memory after a commit that indexed n rows of the
 // generation and staged events; byCommit is false for the idle drain's
 // transactions. The caller holds ix.mu.
-func (ix *eventIndexer) applyIndex(staged []indexRow, n int, byCommit bool, purged []int64, expired []expiry) {
+func (ix *eventIndexer) applyIndex(staged []indexRow, n int, byCommit bool, gone func(indexRow) bool) {
 	ix.pos += n
 	if n > 0 && byCommit {
 		ix.lastIndexed = time.Now()
@@ -336,11 +343,8 @@ func (ix *eventIndexer) applyIndex(staged []indexRow, n int, byCommit bool, purg
 		ix.pending[r.user] = append(ix.pending[r.user], r.tailEvent)
 	}
 	ix.pendingN += len(staged)
-	for _, app := range purged {
-		ix.purgeApp(app)
-	}
-	for _, e := range expired {
-		ix.purgeExpired(e)
+	if gone != nil {
+		ix.forget(gone)
 	}
 }
 
@@ -355,28 +359,13 @@ func (ix *eventIndexer) intern(s string) string {
 	return s
 }
 
-// purgeApp forgets a deleted app's events: indexing would skip them, but a
-// new app given the same id must not see them in lookups.
-func (ix *eventIndexer) purgeApp(appID int64) {
+// forget drops from the memory the events a committed transaction
+// deleted (gone). Indexed from memory, they would leave index rows of
+// events that no longer exist, and a new app given a deleted app's id
+// must not see them in lookups.
+func (ix *eventIndexer) forget(gone func(indexRow) bool) {
 	for u, evs := range ix.pending {
-		if u.appID == appID {
-			ix.pendingN -= len(evs)
-			delete(ix.pending, u)
-		}
-	}
-	ix.gen = slices.DeleteFunc(ix.gen[ix.pos:], func(r indexRow) bool { return r.user.appID == appID })
-	ix.pos = 0
-}
-
-// purgeExpired forgets the events retention deleted: indexed from memory,
-// they would leave index rows of events that no longer exist.
-func (ix *eventIndexer) purgeExpired(e expiry) {
-	old := func(ev tailEvent) bool { return ev.ts < e.before }
-	for u, evs := range ix.pending {
-		if u.appID != e.appID {
-			continue
-		}
-		kept := slices.DeleteFunc(evs, old)
+		kept := slices.DeleteFunc(evs, func(e tailEvent) bool { return gone(indexRow{u, e}) })
 		ix.pendingN -= len(evs) - len(kept)
 		if len(kept) == 0 {
 			delete(ix.pending, u)
@@ -384,7 +373,7 @@ func (ix *eventIndexer) purgeExpired(e expiry) {
 			ix.pending[u] = kept
 		}
 	}
-	ix.gen = slices.DeleteFunc(ix.gen[ix.pos:], func(r indexRow) bool { return r.user.appID == e.appID && old(r.tailEvent) })
+	ix.gen = slices.DeleteFunc(ix.gen[ix.pos:], gone)
 	ix.pos = 0
 }
 

@@ -504,7 +504,7 @@ func TestEventIndexInternsEventIDs(t *testing.T) {
 		id := string([]byte("purchase"))
 		staged = append(staged, indexRow{userRef{1, fmt.Sprint("u-", i%2)}, tailEvent{id, int64(i), int64(i + 1)}})
 	}
-	ix.applyIndex(staged, 0, true, nil, nil)
+	ix.applyIndex(staged, 0, true, nil)
 	var first *byte
 	n := 0
 	for _, evs := range ix.pending {

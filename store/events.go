@@ -66,9 +66,8 @@ func (r *EventResult) AppendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, r.ID, 10)
 	b = append(b, `,"eventId":`...)
 	b = appendJSONString(b, r.EventID)
-	b = append(b, `,"timestamp":"`...)
-	b = jsonjs.AppendTime(b, r.Timestamp.Time)
-	b = append(b, '"')
+	b = append(b, `,"timestamp":`...)
+	b = jsonjs.AppendQuotedTime(b, r.Timestamp.Time)
 	if r.Duplicate {
 		b = append(b, `,"duplicate":true`...)
 	}

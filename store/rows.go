@@ -387,8 +387,9 @@ func (tx *Tx) insertAssignments(returning bool) (all bool, err error) {
 			changed += k
 			return err
 		}
-		// Rare (a first assignment that raced another process's): the
-		// rows it names are read through database/sql.
+		// Rare (a user stored already: a returning user the cache forgot,
+		// the same new user in two batches): the rows it names are read
+		// through database/sql.
 		vals := make([]any, len(args))
 		for j, a := range args {
 			vals[j] = a.Value
