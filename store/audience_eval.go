@@ -96,11 +96,14 @@ func (db *DB) compileAudience(id, updatedMS int64, raw []byte) (*compiledAudienc
 	if e.bounded {
 		where += ` AND ts >= ?`
 	}
-	e.userEvents = `SELECT event_id, ts, id FROM event_users` + where
+	// A row's ts is its run's last (see eventruns.go): a run with an event
+	// in the window is read whole, and the rules apply the window to each
+	// event themselves; the bound only spares reading older rows.
+	e.userEvents = `SELECT event_id, ts, id, run FROM event_users` + where
 	// NOT INDEXED keeps the tail's plan a scan of the rowids above upto,
 	// never a walk of every event with the referenced ids.
 	e.userEventsRead = e.userEvents + ` AND id <= (SELECT upto FROM event_users_upto)
-		UNION ALL SELECT event_id, ts, id FROM events NOT INDEXED` + where + ` AND id > (SELECT upto FROM event_users_upto)`
+		UNION ALL SELECT event_id, ts, id, NULL FROM events NOT INDEXED` + where + ` AND id > (SELECT upto FROM event_users_upto)`
 	db.audiences.put(id, e)
 	return e, nil
 }
@@ -216,18 +219,25 @@ func userFacts(q conn, tail *eventIndexer, r audienceUser, appID int64, userID s
 			return nil, facts, err
 		}
 		facts.Events = make(map[string][]time.Time, len(c.eventIDs))
-		for rows.Next() {
-			var event string
-			var ts, id int64
-			if err := rows.Scan(&event, &ts, &id); err != nil {
-				rows.Close()
-				return nil, facts, err
-			}
+		var event string
+		var run sql.RawBytes
+		add := func(ts, id int64) {
 			facts.Events[event] = append(facts.Events[event], fromMS(ts))
 			// Another process may have indexed an event the memory still
 			// holds (see foreignSinceCheck): it counts once.
 			if i := slices.IndexFunc(recent, func(e tailEvent) bool { return e.id == id }); i >= 0 {
 				recent = slices.Delete(recent, i, i+1)
+			}
+		}
+		for rows.Next() {
+			var ts, id int64
+			err := rows.Scan(&event, &ts, &id, &run)
+			if err == nil {
+				err = runEvents(ts, id, run, add)
+			}
+			if err != nil {
+				rows.Close()
+				return nil, facts, err
 			}
 		}
 		rows.Close()
@@ -367,7 +377,7 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 	for i := range eventIDs {
 		eventQuery.WriteString(` WHEN ? THEN ` + strconv.Itoa(i))
 	}
-	eventQuery.WriteString(` END, e.ts FROM json_each(?) AS u JOIN event_users AS e
+	eventQuery.WriteString(` END, e.ts, e.id, e.run FROM json_each(?) AS u JOIN event_users AS e
 		ON e.app_id = ? AND e.user_id = u.value AND e.event_id IN (` + placeholders(len(eventIDs)) + `)`)
 	if bounded {
 		eventQuery.WriteString(` AND e.ts >= ?`)
@@ -534,16 +544,22 @@ func loadBatchEvents(ctx context.Context, tx *sql.Tx, q string, args []any, nEve
 		return err
 	}
 	defer rows.Close()
-	var pos, ts int64
+	var pos, ts, id int64
+	var run sql.RawBytes
+	var times *[]time.Time
+	add := func(ts, _ int64) { *times = append(*times, fromMS(ts)) }
 	for rows.Next() {
-		if err := rows.Scan(&pos, &ts); err != nil {
+		if err := rows.Scan(&pos, &ts, &id, &run); err != nil {
 			return err
 		}
 		i, j := int(pos)/nEvents, int(pos)%nEvents
 		if i < 0 || i >= len(users) {
 			return fmt.Errorf("audience scan: event row names user %d of a batch of %d", i, len(users))
 		}
-		users[i].events[j] = append(users[i].events[j], fromMS(ts))
+		times = &users[i].events[j]
+		if err := runEvents(ts, id, run, add); err != nil {
+			return err
+		}
 	}
 	return rows.Err()
 }

@@ -21,7 +21,8 @@ import (
 // arrived by user into a generation; each following commit then indexes
 // the next few dozen rows of that generation in key order, so a user's
 // page is written about once per generation however many events the user
-// logged in it. No commit waits for more than a chunk about twice its own
+// logged in it, and its repeated events share a row (a run, see
+// eventruns.go). No commit waits for more than a chunk about twice its own
 // events' size, so no request waits behind a long indexing transaction.
 //
 // Every event therefore is in exactly one of three places: event_users
@@ -127,8 +128,8 @@ const (
 // rows are taken from the events table by id instead (indexFromEvents),
 // where a deleted event simply is not found, until the next indexAll.
 var (
-	indexValues = newMultiRow(`INSERT OR IGNORE INTO event_users (app_id, user_id, event_id, ts, id) VALUES `,
-		`(?, ?, ?, ?, ?)`, ``)
+	indexValues = newMultiRow(`INSERT OR IGNORE INTO event_users (app_id, user_id, event_id, ts, id, run) VALUES `,
+		`(?, ?, ?, ?, ?, ?)`, ``)
 	indexFromEvents = newMultiRow(`INSERT OR IGNORE INTO event_users (app_id, user_id, event_id, ts, id)
 	SELECT app_id, user_id, event_id, ts, id FROM events WHERE user_id IS NOT NULL AND id IN (`, `?`, `)`)
 )
@@ -195,17 +196,7 @@ func (tx *Tx) indexChunk(n int, fromEvents bool) error {
 		if tx.deleted() {
 			rows = slices.DeleteFunc(slices.Clone(rows), tx.gone)
 		}
-		// Rows come sorted by user: the boxes repeat across a user's rows.
-		var app lastBox[int64]
-		var user, name lastBox[string]
-		err = indexValues.chunks(len(rows), func(i, k int, q string) error {
-			args := tx.argsFor(5 * k)
-			for _, r := range rows[i : i+k] {
-				args = rowArgs(args, app.of(r.user.appID), user.of(r.user.userID), name.of(r.eventID), r.ts, r.id)
-			}
-			_, err := tx.execRows(q, args)
-			return err
-		})
+		err = tx.indexRuns(rows)
 	}
 	if err != nil {
 		return err
@@ -232,8 +223,21 @@ func (tx *Tx) foreignSinceCheck() (bool, error) {
 	return tx.foreignSeen != tx.db.ix.foreignChecked, nil
 }
 
-// indexEverything indexes every event above upto, for indexAll.
+// indexEverything indexes every event above upto, for indexAll. Runs of
+// a generation that was being indexed (their key's id is above upto) go
+// first, and their events are indexed again one row each: a crash or
+// another process left the memory that knew them behind. Such a run's
+// key is at or after its events, and its events are above upto, so the
+// search goes by each such event's user and event id from the first of
+// their times on.
 func (tx *Tx) indexEverything() error {
+	if _, err := tx.exec(`DELETE FROM event_users
+		WHERE (app_id, user_id, event_id) IN (SELECT app_id, user_id, event_id FROM events
+			WHERE id > (SELECT upto FROM event_users_upto) AND user_id IS NOT NULL)
+		AND ts >= (SELECT min(ts) FROM events WHERE id > (SELECT upto FROM event_users_upto))
+		AND id > (SELECT upto FROM event_users_upto) AND run IS NOT NULL`); err != nil {
+		return err
+	}
 	if _, err := tx.exec(`INSERT OR IGNORE INTO event_users (app_id, user_id, event_id, ts, id)
 		SELECT app_id, user_id, event_id, ts, id FROM events
 		WHERE id > (SELECT upto FROM event_users_upto) AND user_id IS NOT NULL

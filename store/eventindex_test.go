@@ -141,7 +141,9 @@ func TestEventIndexLookups(t *testing.T) {
 			}
 		}
 	}
-	indexed := func() int64 { return mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, app) }
+	indexed := func() int64 {
+		return mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, app)
+	}
 	upto := func() int64 { return mustScalar(t, db, `SELECT upto FROM event_users_upto`) }
 	commitNothing := func() {
 		if err := db.withTx(ctx, func(*Tx) error { return nil }); err != nil {
@@ -207,7 +209,7 @@ func TestEventIndexRecoversOnOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustLogUserEvents(t, db, app.ID, "signup", map[string]int{"u-1": 3, "u-2": 4})
-	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users`); n != 0 {
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run)`); n != 0 {
 		t.Fatalf("%d events indexed before the restart, want 0", n)
 	}
 	if err := db.Close(); err != nil {
@@ -215,7 +217,7 @@ func TestEventIndexRecoversOnOpen(t *testing.T) {
 	}
 
 	db = mustOpenDBAt(t, path)
-	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, app.ID); n != 7 {
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, app.ID); n != 7 {
 		t.Fatalf("%d events indexed after the restart, want 7", n)
 	}
 	if got, want := mustScalar(t, db, `SELECT upto FROM event_users_upto`), mustScalar(t, db, `SELECT MAX(id) FROM events`); got != want {
@@ -237,11 +239,11 @@ func TestEventIndexIdleDrain(t *testing.T) {
 	for mustScalar(t, db, `SELECT upto FROM event_users_upto`) != maxID {
 		if time.Now().After(deadline) {
 			t.Fatalf("events not indexed 10 s after the last write: %d of 80",
-				mustScalar(t, db, `SELECT COUNT(*) FROM event_users`))
+				mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run)`))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users`); n != 80 {
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run)`); n != 80 {
 		t.Fatalf("%d events indexed, want 80", n)
 	}
 }
@@ -261,7 +263,7 @@ func TestEventIndexDeletes(t *testing.T) {
 	if n, err := db.DeleteEventsBefore(ctx, clock.Now().Add(-24*time.Hour)); err != nil || n != 10 {
 		t.Fatalf("retention deleted %d, %v; want 10", n, err)
 	}
-	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, app); n != 2 {
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, app); n != 2 {
 		t.Fatalf("%d index rows after retention, want the 2 kept events'", n)
 	}
 
@@ -270,7 +272,7 @@ func TestEventIndexDeletes(t *testing.T) {
 	if _, err := db.DeleteApp(ctx, app, true); err != nil {
 		t.Fatal(err)
 	}
-	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, app); n != 0 {
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, app); n != 0 {
 		t.Fatalf("%d index rows of a deleted app", n)
 	}
 	db.ix.mu.Lock()
@@ -296,7 +298,7 @@ func generationDue(db *DB, due bool) {
 // mustHaveNoOrphans fails when event_users holds a row whose event is gone.
 func mustHaveNoOrphans(tb testing.TB, db *DB) {
 	tb.Helper()
-	if n := mustScalar(tb, db, `SELECT COUNT(*) FROM event_users u WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = u.id)`); n != 0 {
+	if n := mustScalar(tb, db, `SELECT COUNT(*) FROM event_users u LEFT JOIN json_each(u.run) j WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = coalesce(j.value->>1, u.id))`); n != 0 {
 		tb.Fatalf("event_users holds %d rows of deleted events", n)
 	}
 }
@@ -325,7 +327,7 @@ func TestEventIndexDeletesUnindexed(t *testing.T) {
 			mustLogUserEvents(t, db, app, "old", map[string]int{"u-1": 5, "u-2": 5})
 			clock.Add(48 * time.Hour)
 			mustLogUserEvents(t, db, app, "new", map[string]int{"u-1": 2})
-			if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users`); n != 0 {
+			if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run)`); n != 0 {
 				t.Fatalf("%d events indexed before retention, want them all in memory", n)
 			}
 			generationDue(db, tc.sameTx)
@@ -339,7 +341,7 @@ func TestEventIndexDeletesUnindexed(t *testing.T) {
 			if n, err := db.DeleteEventsBefore(ctx, clock.Now().Add(-24*time.Hour)); err != nil || n != 10 {
 				t.Fatalf("retention deleted %d, %v; want 10", n, err)
 			}
-			if tc.sameTx && mustScalar(t, db, `SELECT COUNT(*) FROM event_users`) == 0 {
+			if tc.sameTx && mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run)`) == 0 {
 				t.Fatal("the retention transaction indexed nothing: the case is not exercised")
 			}
 			generationDue(db, true)
@@ -348,7 +350,7 @@ func TestEventIndexDeletesUnindexed(t *testing.T) {
 				t.Fatal(err)
 			}
 			mustHaveNoOrphans(t, db)
-			if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, app); n != 3 {
+			if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, app); n != 3 {
 				t.Fatalf("%d index rows, want the 3 kept events'", n)
 			}
 			evs, err := db.FindEvents(ctx, app, EventFilter{UserID: "u-1", Limit: 10})
@@ -395,14 +397,14 @@ func TestEventIndexForeignDelete(t *testing.T) {
 		t.Fatal("the generation ended in one commit: the case is not exercised")
 	}
 	mustHaveNoOrphans(t, db1)
-	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, gone.ID); n != 0 {
+	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, gone.ID); n != 0 {
 		t.Fatalf("%d index rows of the app deleted by the other handle", n)
 	}
 	if err := db1.indexAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 	mustHaveNoOrphans(t, db1)
-	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, kept.ID); n != 1 {
+	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, kept.ID); n != 1 {
 		t.Fatalf("%d index rows of the kept app, want 1", n)
 	}
 }
@@ -417,7 +419,8 @@ func TestEventIndexMigration(t *testing.T) {
 	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "view", SessionID: "s-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Migrate(ctx, -1); err != nil {
+	// Down past 0009 (runs) and 0008 (event_users).
+	if err := db.Migrate(ctx, -2); err != nil {
 		t.Fatal(err)
 	}
 	if tableExists(t, db, "event_users") {
@@ -429,7 +432,7 @@ func TestEventIndexMigration(t *testing.T) {
 	if err := db.Migrate(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users`); n != 15 {
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run)`); n != 15 {
 		t.Fatalf("%d events indexed by the migration, want the 15 with a user", n)
 	}
 	if got, want := mustScalar(t, db, `SELECT upto FROM event_users_upto`), mustScalar(t, db, `SELECT MAX(id) FROM events`); got != want {
@@ -464,7 +467,7 @@ func TestEventIndexTwoProcesses(t *testing.T) {
 	if got, want := mustScalar(t, db1, `SELECT upto FROM event_users_upto`), mustScalar(t, db1, `SELECT MAX(id) FROM events`); got != want {
 		t.Fatalf("upto %d, want %d", got, want)
 	}
-	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users WHERE user_id = 'u-2'`); n != 5 {
+	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE user_id = 'u-2'`); n != 5 {
 		t.Fatalf("%d of the other handle's 5 events indexed", n)
 	}
 	for name, db := range map[string]*DB{"db1": db1, "db2": db2} {
@@ -482,7 +485,7 @@ func TestEventIndexTwoProcesses(t *testing.T) {
 	if err := db1.withTx(ctx, func(tx *Tx) error { tx.drain = true; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users WHERE user_id = 'u-2'`); n != 8 {
+	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE user_id = 'u-2'`); n != 8 {
 		t.Fatalf("%d of the other handle's 8 events indexed", n)
 	}
 	for name, db := range map[string]*DB{"db1": db1, "db2": db2} {

@@ -268,12 +268,14 @@ func (db *DB) FindEvents(ctx context.Context, appID int64, f EventFilter) ([]*Ev
 		// by those ids alone: NOT INDEXED keeps the planner from walking
 		// every event of the app to check each against the list.
 		from = "events NOT INDEXED"
-		sub := `SELECT id FROM event_users WHERE app_id = ? AND user_id = ?`
+		// A row of a run names its events in run (see eventruns.go).
+		sub := `SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
+			WHERE e.app_id = ? AND e.user_id = ?`
 		subArgs := []any{appID, f.UserID}
 		if f.EventID != "" {
-			sub, subArgs = sub+` AND event_id = ?`, append(subArgs, f.EventID)
+			sub, subArgs = sub+` AND e.event_id = ?`, append(subArgs, f.EventID)
 		}
-		where = append(where, "user_id = ?", `id IN (`+sub+` AND id <= (SELECT upto FROM event_users_upto)
+		where = append(where, "user_id = ?", `id IN (`+sub+` AND e.id <= (SELECT upto FROM event_users_upto)
 			UNION ALL SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?)`)
 		args = append(append(append(args, f.UserID), subArgs...), appID, f.UserID)
 	}
@@ -321,6 +323,51 @@ func (db *DB) FindEvents(ctx context.Context, appID int64, f EventFilter) ([]*Ev
 	return list, rows.Err()
 }
 
+// expireBatch deletes up to retentionBatch of the app's events before
+// cutoff (ms), oldest first, after taking them out of their runs in
+// event_users (see expireFromRuns).
+func (tx *Tx) expireBatch(app, cutoff int64, done map[runGroup]tailEvent) (int64, error) {
+	rows, err := tx.query(`SELECT id, user_id, event_id, ts FROM events WHERE app_id = ? AND ts < ? ORDER BY ts LIMIT ?`, app, cutoff, retentionBatch)
+	if err != nil {
+		return 0, err
+	}
+	var ids []int64
+	var batch []expiring
+	for rows.Next() {
+		var e expiring
+		var user sql.NullString
+		if err := rows.Scan(&e.id, &user, &e.eventID, &e.ts); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, e.id)
+		if user.Valid {
+			e.user = user.String
+			batch = append(batch, e)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	if err := tx.expireFromRuns(app, cutoff, batch, done); err != nil {
+		return 0, err
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return 0, err
+	}
+	r, err := tx.Exec(`DELETE FROM events WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	if err != nil {
+		return 0, err
+	}
+	tx.expired = append(tx.expired, expiry{app, cutoff})
+	return r.RowsAffected()
+}
+
 // retentionBatch bounds one delete transaction, so retention never holds
 // the writer long enough to delay ingestion noticeably.
 const retentionBatch = 2000
@@ -349,15 +396,12 @@ func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, 
 	}
 	var total int64
 	for _, app := range apps {
+		done := map[runGroup]tailEvent{}
 		for {
 			var n int64
 			err := db.withTx(ctx, func(tx *Tx) error {
-				r, err := tx.Exec(`DELETE FROM events WHERE id IN (SELECT id FROM events WHERE app_id = ? AND ts < ? LIMIT ?)`, app, ms(cutoff), retentionBatch)
-				if err != nil {
-					return err
-				}
-				n, err = r.RowsAffected()
-				tx.expired = append(tx.expired, expiry{app, ms(cutoff)})
+				var err error
+				n, err = tx.expireBatch(app, ms(cutoff), done)
 				return err
 			})
 			total += n

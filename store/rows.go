@@ -112,6 +112,9 @@ type txBufs struct {
 	staged []indexRow
 	// args backs the arguments of one multi-row statement at a time.
 	args []driver.NamedValue
+	// runs and runText back the event_users rows of an indexing chunk.
+	runs    []indexRun
+	runText []byte
 }
 
 // maxKeptRows bounds what a buffer keeps between transactions: a rare
@@ -136,6 +139,10 @@ func (b *txBufs) reset() {
 	b.assigns = emptied(b.assigns)
 	b.staged = emptied(b.staged)
 	b.args = emptied(b.args)
+	b.runs = emptied(b.runs)
+	if cap(b.runText) > 64*maxKeptRows {
+		b.runText = nil
+	}
 }
 
 // emptied returns s with no elements, zeroing the ones it held, or nil

@@ -21,7 +21,7 @@ func TestMultiRowStatements(t *testing.T) {
 		{"events", eventsInsert, 7, 16},
 		{"users", usersInsert, 4, 32},
 		{"assignments", assignInsert, 4, 32},
-		{"event_users", indexValues, 5, 16},
+		{"event_users", indexValues, 6, 16},
 		{"event_users from events", indexFromEvents, 1, 64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
