@@ -299,3 +299,29 @@ func TestEventRunsMigrationDown(t *testing.T) {
 	}
 	mustIndexExactly(t, db)
 }
+
+// TestEventIndexRetentionAcrossBatches checks a retention pass of more
+// than one batch whose batches cut across every user's runs, some of
+// which also hold events it keeps: the second batch finds the runs done.
+func TestEventIndexRetentionAcrossBatches(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := mustOpenApp(t, eventsT0)
+	stopIdleDrain(t, db)
+	generationDue(db, false)
+	old, kept := map[string]int{}, map[string]int{}
+	for i := range 50 {
+		old[fmt.Sprintf("u-%d", i)] = retentionBatch/50 + 10
+		kept[fmt.Sprintf("u-%d", i)] = 2
+	}
+	mustLogUserEvents(t, db, app, "buy", old)
+	clock.Add(time.Hour)
+	mustLogUserEvents(t, db, app, "buy", kept)
+	indexGeneration(t, db)
+	if n, err := db.DeleteEventsBefore(ctx, eventsT0.Add(30*time.Minute)); err != nil || n != 50*(retentionBatch/50+10) {
+		t.Fatalf("retention deleted %d, %v; want %d", n, err, 50*(retentionBatch/50+10))
+	}
+	mustIndexExactly(t, db)
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run)`); n != 100 {
+		t.Fatalf("%d events indexed after retention, want the 100 kept", n)
+	}
+}
