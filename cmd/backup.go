@@ -25,6 +25,9 @@ renamed to --out, which must not exist yet.`,
 	envFlags(cmd.Flags(), "db")
 	cmd.Flags().StringVar(&out, "out", "", "path of the copy to write (must not exist)")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if store.IsPostgresURL(db) {
+			return errPostgresBackup("backup")
+		}
 		if out == "" {
 			return fmt.Errorf("--out is required")
 		}
@@ -59,6 +62,9 @@ have gone past the copy's), unless --force.`,
 	envFlags(cmd.Flags(), "db")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite even a database that is open or newer than the copy")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if store.IsPostgresURL(db) {
+			return errPostgresBackup("restore")
+		}
 		if from == "" {
 			return fmt.Errorf("--from is required")
 		}
@@ -68,4 +74,10 @@ have gone past the copy's), unless --force.`,
 		return printJSON(cmd, map[string]any{"db": db, "from": from})
 	}
 	return cmd
+}
+
+// errPostgresBackup refuses backup and restore on PostgreSQL: they copy a
+// SQLite file, and PostgreSQL has its own tools for that.
+func errPostgresBackup(what string) error {
+	return fmt.Errorf("%s copies a SQLite database file; for PostgreSQL use pg_dump and pg_restore (see docs/operations.md)", what)
 }

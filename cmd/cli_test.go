@@ -24,6 +24,7 @@ import (
 	_ "modernc.org/sqlite" // the "sqlite" driver, to check the file from outside
 
 	"service/internal/fixture"
+	"service/internal/pgtest"
 	"service/store"
 )
 
@@ -135,7 +136,7 @@ func cliNum(t *testing.T, m map[string]any, k string) int64 {
 	return int64(f)
 }
 
-func cliDB(t *testing.T) string { return filepath.Join(t.TempDir(), "cli.db") }
+func cliDB(t *testing.T) string { return pgtest.DB(t, filepath.Join(t.TempDir(), "cli.db")) }
 
 func TestCLIAppsCreate(t *testing.T) {
 	db := cliDB(t)

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"service/internal/pgtest"
 )
 
 // TestCrashUnderLoadKeepsAcknowledgedWrites kills the server with SIGKILL
@@ -19,7 +21,7 @@ import (
 // write that was answered before the kill: the same variant with no second
 // impression, and each event found again by its logId.
 func TestCrashUnderLoadKeepsAcknowledgedWrites(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "crash.db")
+	db := pgtest.DB(t, filepath.Join(t.TempDir(), "crash.db"))
 	app := e2eCLI(t, "apps", "create", "--db", db, "--name", "crash", "--plan", "enterprise", "--rate-limit", "100000000")
 	appID := fmt.Sprint(e2eNum(app, "id"))
 	admin, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", appID, "--role", "admin")["key"].(string)

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"service/internal/pgtest"
 )
 
 // chromiumPath finds the system's Chromium, or "" when there is none.
@@ -54,7 +56,7 @@ func screenshotDir(t *testing.T) string {
 // URL and the setup link it logged.
 func dashServe(t *testing.T) (base, setupURL string) {
 	t.Helper()
-	db := filepath.Join(t.TempDir(), "dash.db")
+	db := pgtest.DB(t, filepath.Join(t.TempDir(), "dash.db"))
 	cmd := exec.Command(cliBin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--webhook-retry-base", "1s")
 	cmd.Env = cliEnv()
 	stderr, err := cmd.StderrPipe()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"service/migrations"
 	"service/store"
 )
 
@@ -23,8 +24,13 @@ func newMigrateCmd(schema string) *cobra.Command {
 			action = args[0]
 		}
 		if action == "schema" {
-			// The schema the latest migration leaves, with no database needed.
-			_, err := io.WriteString(cmd.OutOrStdout(), schema)
+			// The schema the latest migration leaves, with no database
+			// needed: PostgreSQL's for a postgres:// URL, else SQLite's.
+			text := schema
+			if store.IsPostgresURL(*db) {
+				text = migrations.PostgresSchema
+			}
+			_, err := io.WriteString(cmd.OutOrStdout(), text)
 			return err
 		}
 		if err := checkDBDir(*db); err != nil {
@@ -53,7 +59,7 @@ func newMigrateCmd(schema string) *cobra.Command {
 			if verr != nil {
 				return verr
 			}
-			steps, verr := store.MigrationsUpTo(v)
+			steps, verr := d.MigrationsUpTo(v)
 			if verr != nil {
 				return verr
 			}

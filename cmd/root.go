@@ -127,7 +127,7 @@ func printJSON(cmd *cobra.Command, v any) error {
 }
 
 func addDBFlag(cmd *cobra.Command) *string {
-	p := cmd.Flags().String("db", "data.db", "path of the SQLite database file")
+	p := cmd.Flags().String("db", "data.db", "path of the SQLite database file, or a postgres:// URL")
 	envFlags(cmd.Flags(), "db")
 	return p
 }
@@ -146,6 +146,9 @@ func openDB(cmd *cobra.Command, path string) (*store.DB, error) {
 // would create the file but not its directory, and report only "unable to
 // open database file".
 func checkDBDir(path string) error {
+	if store.IsPostgresURL(path) {
+		return nil
+	}
 	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)
 	switch {

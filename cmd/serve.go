@@ -63,7 +63,7 @@ func newServeCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 	}
 	f := cmd.Flags()
-	f.StringVar(&c.DB, "db", "data.db", "path of the SQLite database file")
+	f.StringVar(&c.DB, "db", "data.db", "path of the SQLite database file, or a postgres:// URL")
 	f.StringVar(&c.Addr, "addr", ":8080", "address to listen on")
 	f.DurationVar(&c.SchedulerInterval, "scheduler-interval", time.Minute, "how often the campaign scheduler starts and completes campaigns")
 	f.DurationVar(&c.AudienceInterval, "audience-interval", 5*time.Minute, "how often audience counts are recomputed")
@@ -195,7 +195,7 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
-	log.Info("serving", "addr", ln.Addr().String(), "db", c.DB, "version", Version)
+	log.Info("serving", "addr", ln.Addr().String(), "db", store.Redacted(c.DB), "version", Version)
 	if err := dash.AnnounceSetup(ctx, ln.Addr().String()); err != nil {
 		log.Error("dashboard setup link", "err", err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"service/dashboard"
 	"service/handlers"
+	"service/internal/pgtest"
 	"service/store"
 )
 
@@ -44,7 +45,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "dash.db")
+	path := pgtest.DB(t, filepath.Join(t.TempDir(), "dash.db"))
 	db, err := store.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

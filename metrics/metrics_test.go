@@ -16,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"service/handlers"
+	"service/internal/pgtest"
 	"service/metrics"
 	"service/store"
 )
@@ -33,7 +34,7 @@ type env struct {
 func newEnv(t *testing.T, plan string, limit int) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "m.db"))
+	db, err := store.Open(ctx, pgtest.DB(t, filepath.Join(t.TempDir(), "m.db")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"service/internal/pgtest"
 	"service/store"
 )
 
@@ -17,7 +18,7 @@ import (
 // events that age past the cutoff later go on a later tick.
 func TestRetentionDeletesOldEvents(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "retention.db"))
+	db, err := store.Open(ctx, pgtest.DB(t, filepath.Join(t.TempDir(), "retention.db")))
 	if err != nil {
 		t.Fatal(err)
 	}

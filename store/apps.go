@@ -64,12 +64,12 @@ func (db *DB) CreateApp(ctx context.Context, name, plan string, rateLimit int) (
 	}
 	a := &App{Name: name, Plan: plan, RateLimit: rateLimit}
 	err := db.withTx(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(`INSERT INTO apps (name, plan, rate_limit, created_at) VALUES (?, ?, ?, ?)`,
+		newID, err := tx.insertID(`INSERT INTO apps (name, plan, rate_limit, created_at) VALUES (?, ?, ?, ?)`,
 			name, plan, rateLimit, ms(tx.now))
 		if err != nil {
 			return err
 		}
-		a.ID, err = res.LastInsertId()
+		a.ID = newID
 		return err
 	})
 	if err != nil {
@@ -127,12 +127,12 @@ func (db *DB) CreateKey(ctx context.Context, appID int64, role, name string) (*K
 			return err
 		}
 		k.CreatedAt = NewTime(tx.now.Truncate(time.Millisecond))
-		res, err := tx.Exec(`INSERT INTO api_keys (app_id, role, name, key_hash, key_prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		newID, err := tx.insertID(`INSERT INTO api_keys (app_id, role, name, key_hash, key_prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
 			appID, role, name, hashKey(plaintext), k.Prefix, ms(tx.now))
 		if err != nil {
 			return err
 		}
-		k.ID, err = res.LastInsertId()
+		k.ID = newID
 		return err
 	})
 	if err != nil {

@@ -149,14 +149,17 @@ func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]i
 		// Events have no foreign key to apps (their table is written in
 		// bulk), so they go explicitly; campaigns go before the app because
 		// they reference audiences, which the app's cascade also deletes.
-		for _, q := range []string{
-			// Emptied first, the index makes each event's delete trigger a
-			// lookup that finds nothing.
-			`DELETE FROM event_users WHERE app_id = ?`,
+		deletes := []string{
 			`DELETE FROM events WHERE app_id = ?`,
 			`DELETE FROM campaigns WHERE app_id = ?`,
 			`DELETE FROM apps WHERE id = ?`,
-		} {
+		}
+		if tx.db.dia.eventIndex {
+			// Emptied first, the index makes each event's delete trigger a
+			// lookup that finds nothing.
+			deletes = append([]string{`DELETE FROM event_users WHERE app_id = ?`}, deletes...)
+		}
+		for _, q := range deletes {
 			if _, err := tx.Exec(q, id); err != nil {
 				return err
 			}

@@ -35,6 +35,9 @@ type compiledAudience struct {
 	// rest) and on a reader's snapshot (event_users up to upto, and the
 	// events above it).
 	userEvents, userEventsRead string
+	// readTail: userEventsRead reads the tail above upto as well, with
+	// the same arguments again.
+	readTail bool
 }
 
 // audienceCache keeps compiled definitions, so the variant hot path never
@@ -96,6 +99,13 @@ func (db *DB) compileAudience(id, updatedMS int64, raw []byte) (*compiledAudienc
 	if e.bounded {
 		where += ` AND ts >= ?`
 	}
+	if !db.dia.eventIndex {
+		// PostgreSQL finds a user's events through an index of events.
+		e.userEvents = `SELECT event_id, ts, id, NULL FROM events` + where
+		e.userEventsRead = e.userEvents
+		db.audiences.put(id, e)
+		return e, nil
+	}
 	// A row's ts is its run's last (see eventruns.go): a run with an event
 	// in the window is read whole, and the rules apply the window to each
 	// event themselves; the bound only spares reading older rows.
@@ -104,6 +114,7 @@ func (db *DB) compileAudience(id, updatedMS int64, raw []byte) (*compiledAudienc
 	// never a walk of every event with the referenced ids.
 	e.userEventsRead = e.userEvents + ` AND id <= (SELECT upto FROM event_users_upto)
 		UNION ALL SELECT event_id, ts, id, NULL FROM events NOT INDEXED` + where + ` AND id > (SELECT upto FROM event_users_upto)`
+	e.readTail = true
 	db.audiences.put(id, e)
 	return e, nil
 }
@@ -206,7 +217,9 @@ func userFacts(q conn, tail *eventIndexer, r audienceUser, appID int64, userID s
 		var recent []tailEvent
 		if tail == nil {
 			query = c.userEventsRead
-			args = append(args, args...)
+			if c.readTail {
+				args = append(args, args...)
+			}
 		} else {
 			tail.tail(appID, userID, func(e tailEvent) {
 				if slices.Contains(c.eventIDs, e.eventID) && (!c.bounded || e.ts >= since) {
@@ -377,22 +390,24 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 	for i := range eventIDs {
 		eventQuery.WriteString(` WHEN ? THEN ` + strconv.Itoa(i))
 	}
-	eventQuery.WriteString(` END, e.ts, e.id, e.run FROM json_each(?) AS u JOIN event_users AS e
+	eventQuery.WriteString(` END, e.ts, e.id, ` + db.dia.eventRun + ` FROM ` + db.dia.jsonTexts + ` JOIN ` + db.dia.eventsByUser + ` AS e
 		ON e.app_id = ? AND e.user_id = u.value AND e.event_id IN (` + placeholders(len(eventIDs)) + `)`)
 	if bounded {
 		eventQuery.WriteString(` AND e.ts >= ?`)
 	}
-	eventQuery.WriteString(` AND e.id <= ?`)
 	since := ms(now.Add(-window))
-	// The events not yet in event_users (a second or two of them) are read
-	// once for the whole pass.
 	var upto int64
-	if err := tx.QueryRowContext(ctx, `SELECT upto FROM event_users_upto`).Scan(&upto); err != nil {
-		return err
-	}
-	tail, err := loadEventTail(ctx, tx, appID, upto, eventIDs, bounded, since)
-	if err != nil {
-		return err
+	tail := map[string][]scanEvent{}
+	if db.dia.eventIndex {
+		eventQuery.WriteString(` AND e.id <= ?`)
+		// The events not yet in event_users (a second or two of them) are
+		// read once for the whole pass.
+		if err := tx.QueryRowContext(ctx, `SELECT upto FROM event_users_upto`).Scan(&upto); err != nil {
+			return err
+		}
+		if tail, err = loadEventTail(ctx, tx, appID, upto, eventIDs, bounded, since); err != nil {
+			return err
+		}
 	}
 	batchIDs := make([]string, 0, audienceBatch)
 
@@ -462,7 +477,9 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 			if bounded {
 				args = append(args, since)
 			}
-			args = append(args, upto)
+			if db.dia.eventIndex {
+				args = append(args, upto)
+			}
 			if err := loadBatchEvents(ctx, tx, eventQuery.String(), args, len(eventIDs), users); err != nil {
 				return err
 			}

@@ -121,12 +121,12 @@ func (db *DB) CreateAudience(ctx context.Context, appID int64, in AudienceInput)
 	}
 	var id int64
 	err = db.withTx(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(`INSERT INTO audiences (app_id, name, description, status, definition, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		newID, err := tx.insertID(`INSERT INTO audiences (app_id, name, description, status, definition, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			appID, strings.TrimSpace(*in.Name), desc, status, string(def), ms(tx.now), ms(tx.now))
 		if err != nil {
 			return err
 		}
-		id, _ = res.LastInsertId()
+		id = newID
 		tx.changed = true
 		// SQLite reuses the id of a deleted last row: drop anything a
 		// reader cached for the deleted audience under that id.
@@ -190,7 +190,7 @@ func (db *DB) UpdateAudience(ctx context.Context, appID, id int64, in AudienceIn
 		// updated_at strictly increases, even for two updates within one
 		// millisecond, because it is what tells the compiled-definition
 		// cache and a running count that the definition changed.
-		if _, err := tx.Exec(`UPDATE audiences SET name = ?, description = ?, status = ?, definition = ?, updated_at = MAX(?, updated_at + 1) WHERE id = ?`,
+		if _, err := tx.Exec(`UPDATE audiences SET name = ?, description = ?, status = ?, definition = ?, updated_at = `+tx.db.dia.greatest+`(?, updated_at + 1) WHERE id = ?`,
 			name, desc, status, string(def), ms(tx.now), id); err != nil {
 			return err
 		}

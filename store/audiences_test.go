@@ -466,11 +466,11 @@ func TestAudienceRecountMix(t *testing.T) {
 func TestAudienceDeleteRefusedWhileCampaignUsesIt(t *testing.T) {
 	db, app, _ := mustOpenApp(t, audienceT0)
 	a := mustCreateAudience(t, db, app, `{"rules":[{"field":"x","operator":"exists"}]}`)
-	res, err := db.write.Exec(`INSERT INTO campaigns (app_id, name, status, audience_id, created_at, updated_at) VALUES (?, 'c', 'paused', ?, 0, 0)`, app, a.ID)
+	var cid int64
+	err := db.write.QueryRow(`INSERT INTO campaigns (app_id, name, status, audience_id, created_at, updated_at) VALUES (?, 'c', 'paused', ?, 0, 0) RETURNING id`, app, a.ID).Scan(&cid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cid, _ := res.LastInsertId()
 	err = db.DeleteAudience(context.Background(), app, a.ID)
 	if got, want := ErrorCode(err), EINVALID; got != want {
 		t.Fatalf("code=%s, want %s", got, want)

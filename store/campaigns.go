@@ -110,13 +110,13 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 		if ed.engine != nil {
 			engine = *ed.engine
 		}
-		res, err := tx.Exec(`INSERT INTO campaigns (app_id, name, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine, created_by, created_at, updated_at)
+		newID, err := tx.insertID(`INSERT INTO campaigns (app_id, name, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine, created_by, created_at, updated_at)
 			VALUES (?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			appID, *ed.name, desc, msPtr(ed.start), msPtr(ed.end), tz, ed.goal, ed.audience, assignment, engine, nullID(createdBy), ms(tx.now), ms(tx.now))
 		if err != nil {
 			return err
 		}
-		id, _ = res.LastInsertId()
+		id = newID
 		if err := tx.insertVariants(id, ed.variants); err != nil {
 			return err
 		}

@@ -292,12 +292,12 @@ func (db *DB) CreateContent(ctx context.Context, appID int64, in ContentInput) (
 		if status == ContentPublished {
 			pub = ms(tx.now)
 		}
-		res, err := tx.Exec(`INSERT INTO content_views (app_id, name, status, items, published_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		newID, err := tx.insertID(`INSERT INTO content_views (app_id, name, status, items, published_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			appID, name, status, string(items), pub, ms(tx.now), ms(tx.now))
 		if err != nil {
 			return err
 		}
-		id, _ = res.LastInsertId()
+		id = newID
 		tx.changed = true
 		if status == ContentPublished {
 			return tx.emit(appID, EventContentPublished, contentPublished{id, name, NewTime(tx.now), string(items) != "[]"})

@@ -57,7 +57,7 @@ func (db *DB) ExplainUserInAudience(ctx context.Context, appID, audienceID int64
 	now := db.Now().UTC()
 	// Explain reads every attribute rule, so the profile is always decoded.
 	r.c = &compiledAudience{def: r.c.def, eventIDs: r.c.eventIDs, window: r.c.window, bounded: r.c.bounded,
-		needsAttrs: true, userEvents: r.c.userEvents, userEventsRead: r.c.userEventsRead}
+		needsAttrs: true, userEvents: r.c.userEvents, userEventsRead: r.c.userEventsRead, readTail: r.c.readTail}
 	attrs, facts, err := userFacts(q, nil, r, appID, userID, now)
 	if err != nil {
 		return nil, err

@@ -105,11 +105,7 @@ func (tx *Tx) insertDashboardUser(email string, hash []byte) (*DashboardUser, er
 		fe.Add("email", "is already taken")
 		return nil, fe.Err()
 	}
-	res, err := tx.Exec(`INSERT INTO dashboard_users (email, password_hash, created_at) VALUES (?, ?, ?)`, email, string(hash), ms(tx.now))
-	if err != nil {
-		return nil, err
-	}
-	id, err := res.LastInsertId()
+	id, err := tx.insertID(`INSERT INTO dashboard_users (email, password_hash, created_at) VALUES (?, ?, ?)`, email, string(hash), ms(tx.now))
 	return &DashboardUser{ID: id, Email: email, CreatedAt: NewTime(tx.now.Truncate(time.Millisecond))}, err
 }
 
@@ -208,7 +204,8 @@ func (db *DB) CreateSetupToken(ctx context.Context) (string, error) {
 			_, err := tx.Exec(`DELETE FROM dashboard_setup`)
 			return err
 		}
-		_, err := tx.Exec(`INSERT OR REPLACE INTO dashboard_setup (id, token_hash, created_at) VALUES (1, ?, ?)`, tokenHash(token), ms(tx.now))
+		_, err := tx.Exec(`INSERT INTO dashboard_setup (id, token_hash, created_at) VALUES (1, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET token_hash = excluded.token_hash, created_at = excluded.created_at`, tokenHash(token), ms(tx.now))
 		return err
 	})
 	return token, err

@@ -1,5 +1,8 @@
-// Package store owns the SQLite database: its handles, migrations, every SQL
-// statement and transaction, and the domain types the API speaks in.
+// Package store owns the database, a SQLite file or PostgreSQL: its
+// handles, migrations, every SQL statement and transaction, and the domain
+// types the API speaks in. Files named sqlite_* hold the SQLite store's own
+// machinery and postgres_* the PostgreSQL store's; the rest is the domain,
+// in SQL both run (see dialect).
 package store
 
 import (
@@ -9,10 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os/exec"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,19 +20,17 @@ import (
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
-	migratesqlite "github.com/golang-migrate/migrate/v4/database/sqlite"
-	"github.com/golang-migrate/migrate/v4/source/iofs"
-	"modernc.org/sqlite" // registers the cgo-free "sqlite" driver
-	sqlite3 "modernc.org/sqlite/lib"
-
+	// registers the cgo-free "sqlite" driver
 	"service/keyring"
 	"service/migrations"
 	"service/netpolicy"
 )
 
-// DB is the service's database: one writer connection, because SQLite
-// admits one writer at a time and queueing in Go is cheaper than spinning
-// on SQLITE_BUSY, and a pool of readers, which WAL lets run beside it.
+// DB is the service's database, in one SQLite file or in PostgreSQL: one
+// writer connection, and a pool of readers beside it. On SQLite one writer
+// is all the file admits, and queueing in Go is cheaper than spinning on
+// SQLITE_BUSY; on PostgreSQL the writer's group commit keeps one process's
+// writes in one order, as on SQLite, while readers run in parallel.
 type DB struct {
 	write *sql.DB
 	read  *sql.DB
@@ -75,6 +73,11 @@ type DB struct {
 	lockWait  time.Duration
 	lockWaits atomic.Int64
 
+	// pg is the PostgreSQL store's own state; nil on SQLite.
+	pg *pgStore
+	// dia holds the statements whose text differs between the stores.
+	dia *dialect
+
 	// Notify, when set, is called after a commit that queued webhook
 	// deliveries, so the dispatcher wakes without polling.
 	Notify func()
@@ -87,66 +90,6 @@ type DB struct {
 	// Observe, when set (before the database is shared), receives the
 	// store's measurements for metrics.
 	Observe *Observer
-}
-
-var dsnPath = strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23")
-
-// DSN returns the connection string for path. The pragmas sit in the DSN so
-// that every pooled connection gets them, not only the one that ran a PRAGMA.
-func DSN(path string) string { return dsn(path) }
-
-// Page cache sizes, in KiB (SQLite reads a negative cache_size as KiB).
-// The writer's cache holds the b-tree pages the hot inserts walk (the right
-// edges of the event indexes, the inner pages of users, assignments and
-// event_users); the leaves it misses come from the OS page cache for a read
-// system call. It is kept small for two measured reasons. Its pages are
-// resident memory: after a million users and events, serve's RSS was
-// 91 MiB with a 16 MiB writer cache and 65 MiB with this one. And a commit
-// whose inserts split a page scans the cache's whole hash table (SQLite's
-// balance moves a page through the lock-byte page number, so the end of the
-// transaction truncates the cache past it), a cost that grows with the
-// cache: at 16 MiB that scan was 2.6% of an event's CPU, at 4 MiB a quarter
-// of it, and `make load` and `make soak` are as fast. The readers serve
-// lookups that memory usually answers first. mmap stays off: mapped pages
-// count in the process's resident memory, and reads through the OS page
-// cache cost little next to a commit.
-const (
-	writerCacheKiB = 4 << 10
-	readerCacheKiB = 4 << 10
-)
-
-// walLimit bounds the WAL file: when a reset finds it larger it is cut
-// back to this size, and a checkpoint that leaves more than this many bytes
-// in it is followed by one that waits for readers (see checkpointer).
-const walLimit = 64 << 20
-
-func dsn(path string, extra ...string) string {
-	v := url.Values{}
-	// The driver runs busy_timeout pragmas first in no set order, so an
-	// extra one replaces this default instead of following it.
-	if !slices.ContainsFunc(extra, func(p string) bool { return strings.HasPrefix(p, "busy_timeout") }) {
-		v.Add("_pragma", "busy_timeout(10000)")
-	}
-	v.Add("_pragma", "journal_mode(wal)")
-	// NORMAL in WAL mode survives a process crash (kill -9) without loss;
-	// only an OS crash or power cut can drop the last transactions.
-	v.Add("_pragma", "synchronous(normal)")
-	v.Add("_pragma", "foreign_keys(1)")
-	// Checkpoints are the checkpointer goroutine's job (see checkpointer):
-	// an automatic one runs inside the commit that crosses the threshold,
-	// and every request of that batch waits for its copying and fsyncs.
-	v.Add("_pragma", "wal_autocheckpoint(0)")
-	v.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walLimit))
-	for _, p := range extra {
-		v.Add("_pragma", p)
-	}
-	// BEGIN IMMEDIATE: a deferred transaction that reads and then writes fails
-	// with SQLITE_BUSY at once, whatever busy_timeout says.
-	v.Add("_txlock", "immediate")
-	// The path is a URI's path: SQLite decodes %XX in it, and the driver
-	// cuts it at the first '?', so those characters (and '#') are escaped
-	// to name exactly the file given.
-	return "file:" + dsnPath.Replace(path) + "?" + v.Encode()
 }
 
 // Options are Open's settings beyond the path.
@@ -164,6 +107,8 @@ type Options struct {
 
 // Open opens (creating if needed) the database at path and migrates it to
 // the latest schema.
+//
+// path is a file path (SQLite) or a postgres:// or postgresql:// URL.
 func Open(ctx context.Context, path string) (*DB, error) {
 	return open(ctx, path, true, Options{})
 }
@@ -178,78 +123,11 @@ func OpenNoMigrate(ctx context.Context, path string) (*DB, error) {
 	return open(ctx, path, false, Options{})
 }
 
-func open(ctx context.Context, path string, up bool, opts Options) (*DB, error) {
-	// The writer never waits in SQLite's busy handler, which sleeps in a
-	// system call and keeps the scheduler thread meanwhile: begin waits
-	// for the write lock in Go instead (see begin).
-	w, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -writerCacheKiB), "temp_store(memory)", "busy_timeout(0)"))
-	if err != nil {
-		return nil, err
-	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
-	r, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -readerCacheKiB)))
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	n := max(4, runtime.GOMAXPROCS(0)*2)
-	r.SetMaxOpenConns(n)
-	r.SetMaxIdleConns(n)
-	r.SetConnMaxLifetime(0)
-
-	db := &DB{write: w, read: r, path: path, Now: time.Now, lockWait: writeLockWait}
-	db.wstmts, db.rstmts = newStmtCache(w, true), newStmtCache(r, false)
-	// The group commit's multi-row inserts are prepared while the writer is
-	// free: once it is busy, a statement prepared in the background can
-	// wait long for it, and each of these is costly to parse.
-	for _, m := range []multiRow{usersInsert, assignInsert, eventsInsert} {
-		for _, q := range m.texts {
-			db.wstmts.prepare(q)
-		}
-	}
-	if up {
-		if err := db.Migrate(ctx, 0); err != nil {
-			db.close()
-			return nil, err
-		}
-	}
-	db.cache = newCampaignCache()
-	// Sized so that a million users cost a bounded few MiB: a miss costs
-	// one indexed statement in the next write batch.
-	db.assigned = newUserCache(1 << 10)
-	db.known = newUserCache(1 << 9)
-	db.converted = newUserCache(1 << 9)
-	db.audiences = newAudienceCache()
-	if up {
-		// Events a crash left out of event_users are indexed before any
-		// lookup by user can miss them.
-		db.ix.on = true
-		if err := db.indexAll(ctx); err != nil {
-			db.close()
-			return nil, err
-		}
-	}
-	db.batch = newBatcher(db)
-	if db.ckpt, err = startCheckpoints(path, opts); err != nil {
-		db.batch.close()
-		db.close()
-		return nil, err
-	}
-	if db.ix.on {
-		db.ix.stop, db.ix.done = make(chan struct{}), make(chan struct{})
-		go db.idleDrain()
-	}
-	db.startWatcher()
-	return db, nil
-}
-
 // MigrationsUpTo counts the shipped migrations numbered v or less: the
 // steps "down" can take from version v. Numbers may have gaps, so it is
 // not v itself.
-func MigrationsUpTo(v uint) (int, error) {
-	names, err := fs.Glob(migrations.FS, "*.up.sql")
+func (db *DB) MigrationsUpTo(v uint) (int, error) {
+	names, err := fs.Glob(db.migrationsFS(), "*.up.sql")
 	if err != nil {
 		return 0, err
 	}
@@ -264,6 +142,57 @@ func MigrationsUpTo(v uint) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+func open(ctx context.Context, target string, up bool, opts Options) (*DB, error) {
+	if IsPostgresURL(target) {
+		return openPostgres(ctx, target, up, opts)
+	}
+	return openSQLite(ctx, target, up, opts)
+}
+
+// migrationsFS is the store's own migrations.
+func (db *DB) migrationsFS() fs.FS {
+	if db.pg != nil {
+		return migrations.Postgres
+	}
+	return migrations.FS
+}
+
+// initCaches makes the caches of the hot paths, empty.
+func (db *DB) initCaches() {
+	db.cache = newCampaignCache()
+	// Sized so that a million users cost a bounded few MiB: a miss costs
+	// one indexed statement in the next write batch.
+	db.assigned = newUserCache(1 << 10)
+	db.known = newUserCache(1 << 9)
+	db.converted = newUserCache(1 << 9)
+	db.audiences = newAudienceCache()
+}
+
+// migrator returns golang-migrate on the store's own migrations.
+func (db *DB) migrator() (*migrate.Migrate, error) {
+	if db.pg != nil {
+		return db.pgMigrator()
+	}
+	return db.sqliteMigrator()
+}
+
+// begin starts a write transaction.
+func (db *DB) begin(ctx context.Context) (*Tx, error) {
+	if db.pg != nil {
+		return db.beginPG(ctx)
+	}
+	return db.beginSQLite(ctx)
+}
+
+// newTx wraps a transaction begun on sc.
+func (db *DB) newTx(ctx context.Context, sc *sql.Conn, tx *sql.Tx) *Tx {
+	bufs := db.bufs.Swap(nil)
+	if bufs == nil {
+		bufs = new(txBufs)
+	}
+	return &Tx{Tx: tx, sc: sc, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC(), txBufs: bufs}
 }
 
 // Migrate applies migrations: steps 0 means all the way up, a negative
@@ -302,28 +231,6 @@ func (db *DB) Version() (uint, bool, error) {
 	return v, dirty, err
 }
 
-// migrator runs on a connection of its own, closed with it: the writer's
-// busy_timeout is 0 (see begin), and a migration that met another writer
-// would fail halfway and leave the schema marked dirty, where this
-// connection waits busy_timeout for the lock like any other.
-func (db *DB) migrator() (*migrate.Migrate, error) {
-	src, err := iofs.New(migrations.FS, ".")
-	if err != nil {
-		return nil, err
-	}
-	conn, err := sql.Open("sqlite", dsn(db.path))
-	if err != nil {
-		return nil, err
-	}
-	conn.SetMaxOpenConns(1)
-	drv, err := migratesqlite.WithInstance(conn, &migratesqlite.Config{})
-	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("migrate: %w", err)
-	}
-	return migrate.NewWithInstance("iofs", src, "sqlite", drv)
-}
-
 // Close stops the write batcher, then checkpoints and closes the database.
 func (db *DB) Close() error {
 	if !db.closed.CompareAndSwap(false, true) {
@@ -331,6 +238,9 @@ func (db *DB) Close() error {
 	}
 	if db.watch != nil {
 		db.watch.close()
+	}
+	if db.pg != nil && db.pg.listen != nil {
+		db.pg.listen.close()
 	}
 	if db.batch != nil {
 		db.batch.close()
@@ -390,65 +300,6 @@ type Tx struct {
 	foreignSeen     int64
 }
 
-// writeLockWait is how long begin waits for another connection's write
-// lock (another process writing, a checkpoint restarting the WAL): what
-// busy_timeout gives every other connection.
-const writeLockWait = 10 * time.Second
-
-// begin starts a write transaction (BEGIN IMMEDIATE through the DSN). When
-// another connection holds the write lock, SQLite's busy handler would
-// sleep in nanosleep, and a Go thread in a system call keeps its scheduler
-// slot until the runtime's monitor notices (up to 10 ms under load): with
-// GOMAXPROCS=1 the whole server would stop with the writer. So the
-// writer's busy_timeout is 0 and the wait happens here, on a Go timer that
-// leaves the scheduler to the other requests, retrying within 100 us to
-// 2 ms of the lock's release.
-func (db *DB) begin(ctx context.Context) (*Tx, error) {
-	var deadline time.Time
-	wait := 100 * time.Microsecond
-	for {
-		// The transaction runs on a connection of its own (the pool's one)
-		// so that the multi-row statements can reach the driver (rawrows.go).
-		sc, err := db.write.Conn(ctx)
-		if err != nil {
-			return nil, err
-		}
-		tx, err := sc.BeginTx(ctx, nil)
-		if err == nil {
-			bufs := db.bufs.Swap(nil)
-			if bufs == nil {
-				bufs = new(txBufs)
-			}
-			return &Tx{Tx: tx, sc: sc, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC(), txBufs: bufs}, nil
-		}
-		sc.Close()
-		if !isBusy(err) {
-			return nil, err
-		}
-		now := time.Now()
-		if deadline.IsZero() {
-			deadline = now.Add(db.lockWait)
-		} else if now.After(deadline) {
-			return nil, err
-		}
-		db.lockWaits.Add(1)
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-		wait = min(2*wait, 2*time.Millisecond)
-	}
-}
-
-// isBusy reports whether err is SQLite's "database is locked".
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
-}
-
 // commit commits and then publishes what the transaction changed. Cache
 // invalidation happens after the commit so a reader can never cache a
 // snapshot older than the generation it is tagged with.
@@ -467,6 +318,11 @@ func (tx *Tx) commit() error {
 	}
 	if err := tx.flushCounts(); err != nil {
 		return err
+	}
+	if tx.changed && tx.db.pg != nil {
+		if err := tx.notifyChanged(); err != nil {
+			return err
+		}
 	}
 	if err := tx.commitIndexed(nEvents); err != nil {
 		return err
@@ -526,4 +382,12 @@ func msPtr(t *time.Time) any {
 		return nil
 	}
 	return ms(*t)
+}
+
+// insertID runs an INSERT of one row and returns the id it was given.
+// RETURNING serves both stores: PostgreSQL has no last insert id.
+func (tx *Tx) insertID(q string, args ...any) (int64, error) {
+	var id int64
+	err := tx.QueryRowContext(tx.ctx, q+` RETURNING id`, args...).Scan(&id)
+	return id, err
 }

@@ -262,7 +262,9 @@ func (db *DB) FindEvents(ctx context.Context, appID int64, f EventFilter) ([]*Ev
 		where, args = append(where, "event_id = ?"), append(args, f.EventID)
 	}
 	from := "events"
-	if f.UserID != "" {
+	if f.UserID != "" && !db.dia.eventIndex {
+		where, args = append(where, "user_id = ?"), append(args, f.UserID)
+	} else if f.UserID != "" {
 		// A user's events are the user's rows of event_users up to upto,
 		// and the events above it (see eventindex.go). The outer scan goes
 		// by those ids alone: NOT INDEXED keeps the planner from walking
@@ -360,7 +362,7 @@ func (tx *Tx) expireBatch(app, cutoff int64, done map[runGroup]tailEvent) (int64
 	if err != nil {
 		return 0, err
 	}
-	r, err := tx.Exec(`DELETE FROM events WHERE id IN (SELECT value FROM json_each(?))`, string(list))
+	r, err := tx.Exec(`DELETE FROM events WHERE id IN (`+tx.db.dia.jsonIDs+`)`, string(list))
 	if err != nil {
 		return 0, err
 	}

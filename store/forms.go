@@ -220,14 +220,12 @@ func (db *DB) SubmitForm(ctx context.Context, appID int64, in FormSubmissionInpu
 		if err := fe.Err(); err != nil {
 			return err
 		}
-		res, err := tx.Exec(`INSERT INTO form_submissions (app_id, content_view_id, data, user_id, session_id, environment, submitted_at)
+		newID, err := tx.insertID(`INSERT INTO form_submissions (app_id, content_view_id, data, user_id, session_id, environment, submitted_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, appID, c.ID, string(canonical), in.UserID, in.SessionID, in.Environment, ms(tx.now))
 		if err != nil {
 			return err
 		}
-		if sub.ID, err = res.LastInsertId(); err != nil {
-			return err
-		}
+		sub.ID = newID
 		sub.SubmittedAt = NewTime(tx.now)
 		return tx.emit(appID, EventFormSubmitted, formSubmitted{sub.ID, c.ID, c.Name, sub.SubmittedAt, data,
 			in.UserID, in.SessionID, in.Environment})

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"service/internal/pgtest"
 	"service/internal/testclock"
 )
 
@@ -15,8 +17,19 @@ import (
 // keeps them: open a real database file, give it an app and a clock, check
 // an error code. Helpers of one area stay in that area's test file.
 
-// tempDBPath is a database file in the test's temporary directory.
+// tempDBPath is a new database of the store under test: a file in the
+// test's temporary directory, or in the PostgreSQL run
+// (SERVICE_TEST_STORE=postgres) a new database on the test server.
 func tempDBPath(tb testing.TB) string {
+	if pgtest.Selected() && !isSQLiteOnly(tb) {
+		return pgtest.NewDatabase(tb)
+	}
+	return tempSQLitePath(tb)
+}
+
+// tempSQLitePath is a SQLite file in the test's temporary directory, for
+// the tests of the SQLite store's own machinery.
+func tempSQLitePath(tb testing.TB) string {
 	return filepath.Join(tb.TempDir(), "store.db")
 }
 
@@ -85,4 +98,26 @@ func mustOpenDBPath(tb testing.TB) (*DB, string) {
 	tb.Helper()
 	path := tempDBPath(tb)
 	return mustOpenDBAt(tb, path), path
+}
+
+// sqliteOnlyTests are the tests of the SQLite store's own machinery (the
+// checkpointer, the event index, the write lock), by name: they open a
+// SQLite file in the PostgreSQL run too.
+var sqliteOnlyTests sync.Map
+
+// sqliteOnly marks the test, and its subtests, as one of the SQLite
+// store's machinery.
+func sqliteOnly(tb testing.TB) { sqliteOnlyTests.Store(tb.Name(), true) }
+
+func isSQLiteOnly(tb testing.TB) bool {
+	for name := tb.Name(); ; {
+		if _, ok := sqliteOnlyTests.Load(name); ok {
+			return true
+		}
+		i := strings.LastIndexByte(name, '/')
+		if i < 0 {
+			return false
+		}
+		name = name[:i]
+	}
 }

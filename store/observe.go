@@ -69,8 +69,15 @@ func (db *DB) DeliveryBacklog(ctx context.Context) (pending int64, oldest time.T
 
 // FileSizes reports the sizes in bytes of the database file and of its
 // write-ahead log (0 when there is none, e.g. right after a checkpoint
-// that truncated it).
+// that truncated it). On PostgreSQL it reports the database's size, and no
+// log: the server's WAL is shared by all its databases.
 func (db *DB) FileSizes() (main, wal int64, err error) {
+	if db.pg != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err = db.read.QueryRowContext(ctx, `SELECT pg_database_size(current_database())`).Scan(&main)
+		return main, 0, err
+	}
 	st, err := os.Stat(db.path)
 	if err != nil {
 		return 0, 0, err

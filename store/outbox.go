@@ -80,7 +80,7 @@ func (db *DB) RedeliverDelivery(ctx context.Context, appID, webhookID, id int64)
 	err := db.withTx(ctx, func(tx *Tx) error {
 		// A FAILED webhook's delivery waits, unscheduled, like its others.
 		res, err := tx.Exec(`UPDATE webhook_deliveries SET status = 'pending', attempts = 0,
-				next_attempt_at = CASE WHEN (SELECT status FROM webhooks WHERE id = ?) = 'ACTIVE' THEN ? END
+				next_attempt_at = CASE WHEN (SELECT status FROM webhooks WHERE id = ?) = 'ACTIVE' THEN CAST(? AS BIGINT) END
 			WHERE id = ? AND webhook_id = ? AND webhook_id IN (SELECT id FROM webhooks WHERE app_id = ?)`,
 			webhookID, ms(tx.now), id, webhookID, appID)
 		if err != nil {
@@ -127,12 +127,12 @@ func (db *DB) SendTestDelivery(ctx context.Context, appID, webhookID int64) (*De
 		if status == WebhookActive {
 			next = ms(tx.now)
 		}
-		res, err := tx.Exec(`INSERT INTO webhook_deliveries (webhook_id, event, payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?)`,
+		newID, err := tx.insertID(`INSERT INTO webhook_deliveries (webhook_id, event, payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?)`,
 			webhookID, EventWebhookTest, payload, ms(tx.now), next)
 		if err != nil {
 			return err
 		}
-		id, err = res.LastInsertId()
+		id = newID
 		tx.enqueued = true
 		return err
 	})
@@ -248,12 +248,13 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 	// attempts being recorded instead of waiting for them.
 	err = db.batch.do(ctx, func(tx *Tx) error {
 		out = out[:0]
-		// The unary pluses keep SQLite on the id list rather than the due
-		// index, which would walk the whole backlog. Rows gone, claimed,
-		// redelivered or disabled since the read are simply not returned.
+		// The unindexed columns keep SQLite on the id list rather than the
+		// due index, which would walk the whole backlog. Rows gone,
+		// claimed, redelivered or disabled since the read are simply not
+		// returned.
 		rows, err := tx.query(`UPDATE webhook_deliveries
-			SET claimed_until = ? + ? + (SELECT w.timeout_seconds * 1000 FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id)
-			WHERE id IN (SELECT value FROM json_each(?)) AND +status = 'pending' AND +next_attempt_at <= ?
+			SET claimed_until = CAST(? AS BIGINT) + CAST(? AS BIGINT) + (SELECT w.timeout_seconds * 1000 FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id)
+			WHERE id IN (`+tx.db.dia.jsonIDs+`) AND `+tx.db.dia.unindexed+`status = 'pending' AND `+tx.db.dia.unindexed+`next_attempt_at <= ?
 				AND (claimed_until IS NULL OR claimed_until <= ?)
 				AND (SELECT w.status FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id) = 'ACTIVE'
 			RETURNING id, webhook_id, event, payload, created_at, attempts, claimed_until`,
@@ -286,7 +287,7 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 		// after it the dispatcher cannot sign with it even by mistake.
 		rows, err = tx.query(`SELECT id, url, secret, headers, timeout_seconds, max_retries,
 				CASE WHEN previous_secret_expires_at > ? THEN previous_secret ELSE '' END
-			FROM webhooks WHERE id IN (SELECT value FROM json_each(?))`, ms(tx.now), jsonIDs(hooks))
+			FROM webhooks WHERE id IN (`+tx.db.dia.jsonIDs+`)`, ms(tx.now), jsonIDs(hooks))
 		if err != nil {
 			return err
 		}
@@ -342,7 +343,7 @@ func (db *DB) dueDeliveries(ctx context.Context, t int64, o *ClaimOptions, count
 			JOIN webhooks w ON w.id = d.webhook_id
 			WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.next_attempt_at, d.id) > (?, ?)
 				AND (d.claimed_until IS NULL OR d.claimed_until <= ?) AND w.status = 'ACTIVE'
-				AND d.webhook_id NOT IN (SELECT value FROM json_each(?))
+				AND d.webhook_id NOT IN (`+db.dia.jsonIDs+`)
 			ORDER BY d.next_attempt_at, d.id LIMIT `+duePage, t, afterAt, afterID, t, jsonIDs(capped))
 		if err != nil {
 			return nil, err
@@ -510,8 +511,9 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 		// Deliveries deleted meanwhile get no attempt row and count for
 		// nothing.
 		ins, err := tx.query(`INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
-			SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3, j.value ->> 4 FROM json_each(?) j
-			WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = j.value ->> 0) ORDER BY j.key
+			SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), CAST(j.value ->> 2 AS BIGINT), j.value ->> 3, CAST(j.value ->> 4 AS BIGINT)
+			FROM `+tx.db.dia.jsonEach+`
+			WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = CAST(j.value ->> 0 AS BIGINT)) ORDER BY j.key
 			RETURNING delivery_id`, string(attemptRows))
 		if err != nil {
 			return err
@@ -533,7 +535,7 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 			// A success settles the delivery only while its claim holds.
 			if _, err := tx.exec(`UPDATE webhook_deliveries AS d SET status = 'succeeded', attempts = d.attempts + 1,
 					next_attempt_at = NULL, claimed_until = NULL
-				FROM (SELECT j.value ->> 0 AS id, j.value ->> 1 AS claim FROM json_each(?) j) AS s
+				FROM (SELECT CAST(j.value ->> 0 AS BIGINT) AS id, CAST(j.value ->> 1 AS BIGINT) AS claim FROM `+tx.db.dia.jsonEach+`) AS s
 				WHERE d.id = s.id AND d.claimed_until = s.claim`, string(winRows)); err != nil {
 				return err
 			}

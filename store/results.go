@@ -21,7 +21,8 @@ func (tx *Tx) flushHours() error {
 	hour := ms(tx.now) / msPerHour
 	for id, d := range tx.counts {
 		if _, err := tx.exec(`INSERT INTO campaign_variant_hours (variant_id, hour, impressions, conversions) VALUES (?, ?, ?, ?)
-			ON CONFLICT (variant_id, hour) DO UPDATE SET impressions = impressions + excluded.impressions, conversions = conversions + excluded.conversions`,
+			ON CONFLICT (variant_id, hour) DO UPDATE SET impressions = campaign_variant_hours.impressions + excluded.impressions,
+				conversions = campaign_variant_hours.conversions + excluded.conversions`,
 			id, hour, d.impressions, d.conversions); err != nil {
 			return err
 		}

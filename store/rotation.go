@@ -122,7 +122,7 @@ func (db *DB) RotateWebhookSecret(ctx context.Context, appID, id int64, in Rotat
 		// nothing to keep signing.
 		res, err := tx.Exec(`UPDATE webhooks SET
 				previous_secret = secret,
-				previous_secret_expires_at = CASE WHEN secret = '' THEN NULL ELSE ? END,
+				previous_secret_expires_at = CASE WHEN secret = '' THEN NULL ELSE CAST(? AS BIGINT) END,
 				secret = ?, secret_rotated_at = ?, updated_at = ?
 			WHERE id = ? AND app_id = ?`,
 			now+grace.Milliseconds(), sealed, now, now, id, appID)

@@ -245,25 +245,16 @@ func (tx *Tx) flushEvents() error {
 	now := any(ms(tx.now))
 	var app lastBox[int64]
 	var name lastBox[string]
-	err := eventsInsert.chunks(len(tx.events), func(i, n int, q string) error {
+	err := tx.db.dia.eventsInsert.chunks(len(tx.events), func(i, n int, q string) error {
 		chunk := tx.events[i : i+n]
 		args := tx.argsFor(7 * n)
 		for _, e := range chunk {
 			args = rowArgs(args, app.of(e.appID), name.of(e.eventID), e.user, e.session, e.meta, e.l, now)
 		}
-		r, err := tx.execRows(q, args)
-		if err != nil {
+		if err := tx.insertEventRows(q, args, chunk); err != nil {
 			return err
 		}
-		// One statement on the only writer numbers its rows consecutively
-		// in VALUES order (AUTOINCREMENT never reuses an id), ending at the
-		// last insert id.
-		last, err := r.LastInsertId()
-		if err != nil {
-			return err
-		}
-		for j, e := range chunk {
-			e.res.ID = last - int64(n-1-j)
+		for _, e := range chunk {
 			if u, ok := e.user.(string); ok {
 				tx.stageEvent(e.appID, u, e.eventID, ms(tx.now), e.res.ID)
 			}

@@ -118,9 +118,17 @@ func TestTxBuffersStartEmpty(t *testing.T) {
 func TestMultiRowFailureWritesNothing(t *testing.T) {
 	ctx := context.Background()
 	db, app, _ := mustOpenApp(t, eventsT0)
-	if _, err := db.write.Exec(`CREATE TRIGGER refuse_bad BEFORE INSERT ON events WHEN new.event_id = 'bad'
-		BEGIN SELECT RAISE(FAIL, 'bad event'); END`); err != nil {
-		t.Fatal(err)
+	refuse := []string{`CREATE TRIGGER refuse_bad BEFORE INSERT ON events WHEN new.event_id = 'bad'
+		BEGIN SELECT RAISE(FAIL, 'bad event'); END`}
+	if db.pg != nil {
+		refuse = []string{`CREATE FUNCTION refuse_bad() RETURNS trigger LANGUAGE plpgsql AS
+			'BEGIN RAISE EXCEPTION ''bad event''; END'`,
+			`CREATE TRIGGER refuse_bad BEFORE INSERT ON events FOR EACH ROW WHEN (new.event_id = 'bad') EXECUTE FUNCTION refuse_bad()`}
+	}
+	for _, q := range refuse {
+		if _, err := db.write.Exec(q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	var ins []*EventInput
 	for i := range 40 {

@@ -4,11 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"flag"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"service/internal/pgtest"
 )
 
 // update rewrites files that tests compare against (schema.sql) from what
@@ -116,6 +120,10 @@ func renderSchema(objs []schemaObject) string {
 // TestSchema applies every migration to one empty database and schema.sql
 // to another, and requires the same objects with the same definitions.
 func TestSchema(t *testing.T) {
+	if pgtest.Selected() {
+		testPostgresSchema(t)
+		return
+	}
 	migrated := mustOpenDB(t)
 	want := schemaObjects(t, migrated.read)
 	if len(want) == 0 {
@@ -161,4 +169,110 @@ func TestSchema(t *testing.T) {
 	if t.Failed() {
 		t.Log("after adding a migration, rewrite schema.sql with: go test ./store -run TestSchema -update")
 	}
+}
+
+// pgSchemaFile is the PostgreSQL schema, relative to this package.
+const pgSchemaFile = "../migrations/postgres/schema.sql"
+
+const pgSchemaHeader = `-- The complete current PostgreSQL schema of the service's database: read
+-- it here. As pg_dump --schema-only prints it, without its settings.
+--
+-- Generated from migrations/postgres/, which remain the way the schema
+-- changes: to change it, add a migration there (and its SQLite twin in
+-- migrations/), then rewrite this file with
+--
+--     make test-postgres-schema
+--
+-- TestSchema, in the PostgreSQL run, fails whenever this file and the
+-- migrations disagree. Timestamps are BIGINT milliseconds since the Unix
+-- epoch (UTC).
+`
+
+// pgDump prints the schema of the database at url without the migrations'
+// bookkeeping, settings, comments and blank lines: what the migrations
+// built, in pg_dump's stable order.
+func pgDump(tb testing.TB, url string) string {
+	tb.Helper()
+	bin := "pg_dump"
+	if dir := os.Getenv("PG_BINDIR"); dir != "" {
+		bin = filepath.Join(dir, "pg_dump")
+	}
+	out, err := exec.Command(bin, "--schema-only", "--no-owner", "--no-privileges", "--exclude-table=schema_migrations", "--dbname="+url).Output()
+	if err != nil {
+		tb.Fatalf("pg_dump: %v", err)
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(string(out), "\n") {
+		switch {
+		case line == "", strings.HasPrefix(line, "--"), strings.HasPrefix(line, "SET "), strings.HasPrefix(line, `\`),
+			strings.HasPrefix(line, "SELECT pg_catalog.set_config"), strings.HasPrefix(line, "COMMENT ON EXTENSION"):
+			continue
+		}
+		b.WriteString(line)
+		b.WriteString("\n")
+		if strings.HasSuffix(line, ";") {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// testPostgresSchema dumps a migrated database and one built from
+// schema.sql, and requires both to equal the file.
+func testPostgresSchema(t *testing.T) {
+	migrated := pgDump(t, mustOpenDBPathOnly(t))
+	if !strings.Contains(migrated, "CREATE TABLE") {
+		t.Fatal("the migrations created no tables")
+	}
+	if *update {
+		if err := os.WriteFile(pgSchemaFile, []byte(pgSchemaHeader+"\n"+migrated), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("rewrote %s", pgSchemaFile)
+	}
+	text, err := os.ReadFile(pgSchemaFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimPrefix(string(text), pgSchemaHeader+"\n"); got != migrated {
+		t.Errorf("%s differs from what the migrations build (rewrite it with make test-postgres-schema):\n%s", pgSchemaFile, firstDiff(got, migrated))
+	}
+	plain := pgtest.NewDatabase(t)
+	conn, err := sql.Open("pgx", plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Exec(string(text)); err != nil {
+		t.Fatalf("schema.sql does not apply to an empty database: %v", err)
+	}
+	if got := pgDump(t, plain); got != migrated {
+		t.Errorf("schema.sql applied to an empty database differs from the migrations:\n%s", firstDiff(got, migrated))
+	}
+}
+
+// mustOpenDBPathOnly opens and migrates a new database, and returns where
+// it is.
+func mustOpenDBPathOnly(tb testing.TB) string {
+	tb.Helper()
+	_, path := mustOpenDBPath(tb)
+	return path
+}
+
+// firstDiff shows the first line where two texts differ.
+func firstDiff(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n  file:       %q\n  migrations: %q", i+1, x, y)
+		}
+	}
+	return "(equal)"
 }

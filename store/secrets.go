@@ -70,10 +70,7 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 	n := 0
 	err := db.withTx(ctx, func(tx *Tx) error {
 		n = 0
-		// The values replaced here must not linger in the file's free
-		// space: secure_delete zeroes them. It is a setting of the one
-		// writer connection, switched off again below.
-		if _, err := tx.Exec(`PRAGMA secure_delete = ON`); err != nil {
+		if err := tx.secureDelete(); err != nil {
 			return err
 		}
 		for _, col := range secretColumns {
@@ -130,7 +127,7 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 		}
 		return nil
 	})
-	_, _ = db.write.ExecContext(ctx, `PRAGMA secure_delete = OFF`)
+	db.secureDeleteOff(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -138,7 +135,10 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 		// The replaced values' pages also live on in the WAL until a
 		// checkpoint; TRUNCATE copies the zeroed pages into the main file
 		// and empties the WAL. Best effort: a busy reader only delays it.
-		_ = db.ckpt.truncate(ctx)
+		if db.ckpt != nil {
+			_ = db.ckpt.truncate(ctx)
+		}
+		db.compactSecrets(ctx)
 	}
 	db.secrets = ring
 	return n, nil

@@ -18,6 +18,12 @@ import (
 type stmtCache struct {
 	pool       *sql.DB
 	background bool // prepare misses in the background (the writer)
+	// dia is the pool's store's dialect, for the queries that run on a
+	// conn.
+	dia *dialect
+	// off leaves statements to the driver: pgx prepares and caches each
+	// connection's statements by itself.
+	off bool
 
 	mu      sync.Mutex
 	m       map[string]*sql.Stmt
@@ -31,6 +37,9 @@ func newStmtCache(pool *sql.DB, background bool) *stmtCache {
 
 // get returns the prepared statement for q, or nil when it is not ready.
 func (c *stmtCache) get(q string) *sql.Stmt {
+	if c.off {
+		return nil
+	}
 	c.mu.Lock()
 	if st := c.m[q]; st != nil || c.closed {
 		c.mu.Unlock()
@@ -85,6 +94,9 @@ type conn struct {
 	stmts *stmtCache
 	tx    *sql.Tx // nil: run on the pool itself
 }
+
+// dia is the dialect of the store the conn belongs to.
+func (c conn) dia() *dialect { return c.stmts.dia }
 
 // prepared returns the ready statement for q, bound to the transaction if
 // there is one, or nil.

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"service/internal/pgtest"
 	"service/jsonjs"
 	"service/migrations"
 )
@@ -31,7 +32,11 @@ func latestVersion(tb testing.TB) uint {
 // it (0 when there is one), which numbering gaps make more than latest-1.
 func storeVersions(tb testing.TB) (latest, prev uint) {
 	tb.Helper()
-	names, err := fs.Glob(migrations.FS, "*.up.sql")
+	var migs fs.FS = migrations.FS
+	if pgtest.Selected() {
+		migs = migrations.Postgres
+	}
+	names, err := fs.Glob(migs, "*.up.sql")
 	if err != nil || len(names) == 0 {
 		tb.Fatalf("no migrations: %v", err)
 	}
@@ -54,7 +59,11 @@ func storeVersions(tb testing.TB) (latest, prev uint) {
 func tableExists(tb testing.TB, db *DB, name string) bool {
 	tb.Helper()
 	var n int
-	if err := db.read.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`, name).Scan(&n); err != nil {
+	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
+	if db.pg != nil {
+		q = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?`
+	}
+	if err := db.read.QueryRow(q, name).Scan(&n); err != nil {
 		tb.Fatal(err)
 	}
 	return n == 1

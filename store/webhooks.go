@@ -340,13 +340,13 @@ func (db *DB) CreateWebhook(ctx context.Context, appID int64, in WebhookInput) (
 	hd, _ := json.Marshal(headers)
 	var id int64
 	err = db.withTx(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(`INSERT INTO webhooks (app_id, url, events, secret, headers, max_retries, timeout_seconds,
+		newID, err := tx.insertID(`INSERT INTO webhooks (app_id, url, events, secret, headers, max_retries, timeout_seconds,
 			description, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			appID, *in.URL, string(ev), secret, string(hd), retries, timeout, desc, status, ms(tx.now), ms(tx.now))
 		if err != nil {
 			return err
 		}
-		id, err = res.LastInsertId()
+		id = newID
 		return err
 	})
 	if err != nil {
@@ -528,7 +528,7 @@ func deliveryAttempts(q conn, list []*Delivery) error {
 		byID[d.ID], ids[i] = d, d.ID
 	}
 	rows, err := q.query(`SELECT delivery_id, at, response_status, error, duration_ms FROM webhook_attempts
-		WHERE delivery_id IN (SELECT value FROM json_each(?)) ORDER BY id`, jsonIDs(ids))
+		WHERE delivery_id IN (`+q.dia().jsonIDs+`) ORDER BY id`, jsonIDs(ids))
 	if err != nil {
 		return err
 	}

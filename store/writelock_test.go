@@ -45,6 +45,7 @@ func holdWriteLock(t *testing.T, path string) (release func()) {
 // handler would sleep holding the scheduler thread), and goes through
 // once the lock is released.
 func TestWriterWaitsForTheWriteLockInGo(t *testing.T) {
+	sqliteOnly(t)
 	db, app, _ := mustOpenApp(t, eventsT0)
 	release := holdWriteLock(t, db.path)
 	done := make(chan error, 1)
@@ -75,6 +76,7 @@ func TestWriterWaitsForTheWriteLockInGo(t *testing.T) {
 // SQLite's busy timeout would have, nothing is written, and the next write
 // after the release succeeds.
 func TestWriterGivesUpOnALockHeldTooLong(t *testing.T) {
+	sqliteOnly(t)
 	db, app, _ := mustOpenApp(t, eventsT0)
 	db.lockWait = 200 * time.Millisecond
 	release := holdWriteLock(t, db.path)
@@ -104,6 +106,7 @@ func TestWriterGivesUpOnALockHeldTooLong(t *testing.T) {
 // waits for another writer rather than failing halfway, which would leave
 // the schema marked dirty.
 func TestMigrationsWaitForTheWriteLock(t *testing.T) {
+	sqliteOnly(t)
 	path := tempDBPath(t)
 	db, err := OpenNoMigrate(context.Background(), path)
 	if err != nil {

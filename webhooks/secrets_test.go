@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"service/handlers"
+	"service/internal/pgtest"
 	"service/internal/testlog"
 	"service/keyring"
 	"service/store"
@@ -37,7 +38,7 @@ func ringOf(t *testing.T, keys ...string) *keyring.Ring {
 // logged. Once the secret opens again, it is delivered and verifies.
 func TestDispatchHoldsDeliveryWhoseSecretDoesNotDecrypt(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "hooks.db")
+	path := pgtest.DB(t, filepath.Join(t.TempDir(), "hooks.db"))
 	db, err := store.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestRunCodec(t *testing.T) {
+	sqliteOnly(t)
 	rows := []indexRow{{tailEvent: tailEvent{ts: 1893456000000, id: 7}}, {tailEvent: tailEvent{ts: 1893456000001, id: 12}}, {tailEvent: tailEvent{ts: -5, id: 0}}}
 	text := appendRun(nil, rows)
 	if string(text) != `[[1893456000000,7],[1893456000001,12],[-5,0]]` {
@@ -70,6 +71,7 @@ func indexGeneration(tb testing.TB, db *DB) {
 // event_users, and that every lookup still counts each event once,
 // including a time window that starts inside a run.
 func TestEventIndexRuns(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	db, app, clock := mustOpenApp(t, eventsT0)
 	stopIdleDrain(t, db)
@@ -138,6 +140,7 @@ func TestEventIndexRuns(t *testing.T) {
 // order, leaves each remaining event indexed once under a run keyed by its
 // last event.
 func TestEventIndexRunDeletes(t *testing.T) {
+	sqliteOnly(t)
 	for _, tc := range []struct {
 		name string
 		// pick returns the positions, in id order, of u-1's events to delete
@@ -215,6 +218,7 @@ func TestEventIndexRunDeletes(t *testing.T) {
 // TestEventIndexRetentionInsideRuns checks retention whose cutoff falls
 // inside runs: the runs keep their later events, once each.
 func TestEventIndexRetentionInsideRuns(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	db, app, clock := mustOpenApp(t, eventsT0)
 	stopIdleDrain(t, db)
@@ -239,6 +243,7 @@ func TestEventIndexRetentionInsideRuns(t *testing.T) {
 // middle of a generation: the runs already written are indexed again from
 // the events, never twice.
 func TestEventIndexRecoversPartialRuns(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	path := tempDBPath(t)
 	db := mustOpenDBAt(t, path)
@@ -279,6 +284,7 @@ func TestEventIndexRecoversPartialRuns(t *testing.T) {
 // TestEventRunsMigrationDown checks that going down past migration 9
 // gives every event of a run its own row again, and that up keeps them.
 func TestEventRunsMigrationDown(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	db, app, _ := mustOpenApp(t, eventsT0)
 	stopIdleDrain(t, db)
@@ -304,6 +310,7 @@ func TestEventRunsMigrationDown(t *testing.T) {
 // than one batch whose batches cut across every user's runs, some of
 // which also hold events it keeps: the second batch finds the runs done.
 func TestEventIndexRetentionAcrossBatches(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	db, app, clock := mustOpenApp(t, eventsT0)
 	stopIdleDrain(t, db)

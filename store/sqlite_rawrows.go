@@ -89,6 +89,35 @@ func (tx *Tx) commitConn() error {
 
 // execRows runs a multi-row statement in the transaction.
 func (tx *Tx) execRows(q string, args []driver.NamedValue) (driver.Result, error) {
+	if tx.db.pg != nil {
+		return tx.execRowsPG(q, args)
+	}
+	return tx.execRowsSQLite(q, args)
+}
+
+// insertEventRows runs a multi-row events insert and sets each event's id.
+func (tx *Tx) insertEventRows(q string, args []driver.NamedValue, chunk []pendingEvent) error {
+	if tx.db.pg != nil {
+		return tx.insertEventRowsPG(q, args, chunk)
+	}
+	r, err := tx.execRowsSQLite(q, args)
+	if err != nil {
+		return err
+	}
+	// One statement on the only writer numbers its rows consecutively in
+	// VALUES order (AUTOINCREMENT never reuses an id), ending at the last
+	// insert id.
+	last, err := r.LastInsertId()
+	if err != nil {
+		return err
+	}
+	for j, e := range chunk {
+		e.res.ID = last - int64(len(chunk)-1-j)
+	}
+	return nil
+}
+
+func (tx *Tx) execRowsSQLite(q string, args []driver.NamedValue) (driver.Result, error) {
 	var res driver.Result
 	err := tx.sc.Raw(func(dc any) (err error) {
 		res, err = tx.db.rows.exec(tx.ctx, dc, q, args)

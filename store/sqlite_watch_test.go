@@ -12,6 +12,7 @@ import (
 // second server would) stops being answered from this handle's cache
 // within a bounded time, for returning users too.
 func TestWatchSeesOtherHandlesCommits(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "shared.db")
 	server, other := mustOpenDBAt(t, path), mustOpenDBAt(t, path)

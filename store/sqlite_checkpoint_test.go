@@ -79,6 +79,7 @@ func mustOpenAppWith(tb testing.TB, opts Options) (*DB, int64) {
 // must do so while the database stays open, from its process or its
 // goroutine.
 func TestCheckpointerMovesWALIntoTheDatabase(t *testing.T) {
+	sqliteOnly(t)
 	for _, mode := range checkpointModes {
 		t.Run(mode.name, func(t *testing.T) {
 			db, app := mustOpenAppWith(t, Options{CheckpointCommand: mode.cmd})
@@ -112,6 +113,7 @@ func writePadded(t *testing.T, db *DB, app int64, n, size int) {
 // over. A restart shows as a new checkpoint sequence number in the WAL
 // header.
 func TestCheckpointerRestartsWALUnderConstantWrites(t *testing.T) {
+	sqliteOnly(t)
 	for _, mode := range checkpointModes {
 		t.Run(mode.name, func(t *testing.T) {
 			db, app := mustOpenAppWith(t, Options{CheckpointCommand: mode.cmd, walLimit: 2 << 20})
@@ -146,6 +148,7 @@ func TestCheckpointerRestartsWALUnderConstantWrites(t *testing.T) {
 // which block no one, first copy what committed meanwhile; the RESTART
 // comes last, and the next write starts the log over.
 func TestCheckpointerCatchesUpBeforeRestart(t *testing.T) {
+	sqliteOnly(t)
 	// A database of its own: a store's checkpointer running at the same
 	// moment would make a pass report busy instead of the WAL's length.
 	path := tempDBPath(t)
@@ -190,6 +193,7 @@ func TestCheckpointerCatchesUpBeforeRestart(t *testing.T) {
 // TestCheckpointerProcessStopsWithTheDatabase: closing the database ends
 // the child, so no process outlives the server that started it.
 func TestCheckpointerProcessStopsWithTheDatabase(t *testing.T) {
+	sqliteOnly(t)
 	db, err := OpenWith(context.Background(), tempDBPath(t), Options{CheckpointCommand: testCheckpointCommand})
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +214,7 @@ func TestCheckpointerProcessStopsWithTheDatabase(t *testing.T) {
 // start, leaves the checkpoints to a goroutine, so the WAL is still
 // copied and bounded.
 func TestCheckpointerFallsBackToAGoroutine(t *testing.T) {
+	sqliteOnly(t)
 	for _, tc := range []struct {
 		name string
 		cmd  func(string, int64) *exec.Cmd
@@ -264,6 +269,7 @@ func walSequence(t *testing.T, path string) uint32 {
 // pages to the disk between checkpoints (see writeback), and the call works
 // on the read-only descriptor it keeps.
 func TestCheckpointerStartsWALWriteback(t *testing.T) {
+	sqliteOnly(t)
 	db, app, _ := mustOpenApp(t, eventsT0)
 	ctx := context.Background()
 	before := db.ckpt.worker.writebacks.Load()

@@ -78,6 +78,7 @@ func mustScalar(tb testing.TB, db *DB, q string, args ...any) int64 {
 // generation is half indexed, and once all are indexed: each must count
 // every event exactly once.
 func TestEventIndexLookups(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	db, app, _ := mustOpenApp(t, eventsT0)
 	stopIdleDrain(t, db)
@@ -197,6 +198,7 @@ func TestEventIndexLookups(t *testing.T) {
 // TestEventIndexRecoversOnOpen checks that events a crash left out of the
 // index, as the memory is lost, are indexed when the database opens.
 func TestEventIndexRecoversOnOpen(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	path := tempDBPath(t)
 	db, err := Open(ctx, path)
@@ -232,6 +234,7 @@ func TestEventIndexRecoversOnOpen(t *testing.T) {
 // TestEventIndexIdleDrain checks that events logged just before writes
 // stop are indexed without any further write.
 func TestEventIndexIdleDrain(t *testing.T) {
+	sqliteOnly(t)
 	db, app, _ := mustOpenApp(t, eventsT0)
 	mustLogUserEvents(t, db, app, "view", map[string]int{"u-1": 40, "u-2": 40})
 	maxID := mustScalar(t, db, `SELECT MAX(id) FROM events`)
@@ -251,6 +254,7 @@ func TestEventIndexIdleDrain(t *testing.T) {
 // TestEventIndexDeletes checks that deleting events, by retention or with
 // their app, deletes their index rows and forgets them in memory.
 func TestEventIndexDeletes(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	db, app, clock := mustOpenApp(t, eventsT0)
 	stopIdleDrain(t, db)
@@ -307,6 +311,7 @@ func mustHaveNoOrphans(tb testing.TB, db *DB) {
 // indexer's memory, which writes index rows from memory: the transaction
 // that deletes them, and every later one, must not index them.
 func TestEventIndexDeletesUnindexed(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name string
@@ -366,6 +371,7 @@ func TestEventIndexDeletesUnindexed(t *testing.T) {
 // first still holds the app's events in memory: the first must not index
 // them, not even in the chunks before its generation ends.
 func TestEventIndexForeignDelete(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	path := tempDBPath(t)
 	db1 := mustOpenDBAt(t, path)
@@ -412,6 +418,7 @@ func TestEventIndexForeignDelete(t *testing.T) {
 // TestEventIndexMigration checks that the migration indexes the events an
 // older database holds, and that down restores the index it replaced.
 func TestEventIndexMigration(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	db, app, _ := mustOpenApp(t, eventsT0)
 	stopIdleDrain(t, db)
@@ -445,6 +452,7 @@ func TestEventIndexMigration(t *testing.T) {
 // indexed (it may have crashed) are indexed by the other before it moves
 // upto past them, and counted once by both.
 func TestEventIndexTwoProcesses(t *testing.T) {
+	sqliteOnly(t)
 	ctx := context.Background()
 	path := tempDBPath(t)
 	db1, db2 := mustOpenDBAt(t, path), mustOpenDBAt(t, path)
@@ -499,6 +507,7 @@ func TestEventIndexTwoProcesses(t *testing.T) {
 // string, not each request's copy (every copy is a heap object the
 // garbage collector marks), and the interned ids stay bounded.
 func TestEventIndexInternsEventIDs(t *testing.T) {
+	sqliteOnly(t)
 	var ix eventIndexer
 	staged := make([]indexRow, 0, 6)
 	for i := range 6 {

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs a command with SERVICE_TEST_POSTGRES_URL naming a throwaway
+# PostgreSQL server: a new cluster in a temporary directory, listening on
+# a free port of 127.0.0.1 with trust authentication, stopped and removed
+# when the command ends. With SERVICE_TEST_POSTGRES_URL already set, the
+# command runs against that server instead.
+#
+# The server binaries come from PG_BINDIR, else the newest
+# /usr/lib/postgresql/*/bin (Debian's postgresql package). Without them
+# the script exits 3, so that the caller can say so.
+set -euo pipefail
+if [ -n "${SERVICE_TEST_POSTGRES_URL:-}" ]; then exec "$@"; fi
+bindir=${PG_BINDIR:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
+if [ -z "$bindir" ] || [ ! -x "$bindir/initdb" ]; then
+  echo "with-postgres: no PostgreSQL server binaries (apt-get install postgresql, or set PG_BINDIR)" >&2
+  exit 3
+fi
+dir=$(mktemp -d "${TMPDIR:-/tmp}/service-pg.XXXXXX")
+as=()
+# initdb and postgres refuse to run as root.
+if [ "$(id -u)" = 0 ]; then
+  chown postgres: "$dir"
+  as=(runuser -u postgres --)
+fi
+stop() {
+  "${as[@]}" "$bindir/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
+  rm -rf "$dir"
+}
+trap stop EXIT
+"${as[@]}" "$bindir/initdb" -D "$dir/data" --auth=trust --username=postgres --encoding=UTF8 --locale=C >"$dir/initdb.log" 2>&1 ||
+  { cat "$dir/initdb.log" >&2; exit 1; }
+port=""
+for _ in $(seq 50); do
+  p=$((20000 + RANDOM % 20000))
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+done
+[ -n "$port" ] || { echo "with-postgres: no free port found" >&2; exit 1; }
+# Durability is the server's business, not the tests': fsync off makes
+# the many small databases the tests create cheap.
+"${as[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+  -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400" >/dev/null ||
+  { cat "$dir/server.log" >&2; exit 1; }
+export PG_BINDIR="$bindir"
+export SERVICE_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+echo "with-postgres: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
+set +e
+"$@"
+rc=$?
+set -e
+exit $rc

@@ -1,0 +1,216 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/golang-migrate/migrate/v4"
+	migratepgx "github.com/golang-migrate/migrate/v4/database/pgx/v5"
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"service/migrations"
+)
+
+// The PostgreSQL store's own machinery: parsing the URL, opening the
+// writer and the reader pool on pgx, the migrator on the PostgreSQL
+// migrations, and what PostgreSQL's errors mean. The rest of the
+// PostgreSQL-only parts sit in the postgres_*.go files.
+
+// IsPostgresURL reports whether target names a PostgreSQL database (a
+// postgres:// or postgresql:// URL) rather than a SQLite file.
+func IsPostgresURL(target string) bool {
+	return strings.HasPrefix(target, "postgres://") || strings.HasPrefix(target, "postgresql://")
+}
+
+// connectTimeout bounds how long opening waits for a server that does not
+// answer, unless the URL's connect_timeout asks for less.
+const connectTimeout = 10 * time.Second
+
+// pgStore is what the PostgreSQL store holds beyond the pools.
+type pgStore struct {
+	cfg *pgx.ConnConfig
+	// where names the server for messages: host and port, never the
+	// password.
+	where  string
+	log    *slog.Logger
+	listen *listener
+}
+
+func openPostgres(ctx context.Context, target string, up bool, opts Options) (*DB, error) {
+	// pgxpool's parser takes the pool_* parameters as well as libpq's;
+	// pgx's own would send them to the server as settings.
+	pcfg, err := pgxpool.ParseConfig(target)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %w", err)
+	}
+	cc := pcfg.ConnConfig
+	if cc.ConnectTimeout <= 0 || cc.ConnectTimeout > connectTimeout {
+		cc.ConnectTimeout = connectTimeout
+	}
+	pg := &pgStore{cfg: cc, where: fmt.Sprintf("%s:%d", cc.Host, cc.Port), log: opts.Log}
+	w := sql.OpenDB(rebindConnector{stdlib.GetConnector(*cc)})
+	// One writer connection, as on SQLite: the group commit gathers the
+	// hot writes into one transaction, and every write of this process
+	// keeps one order.
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	r := sql.OpenDB(rebindConnector{stdlib.GetConnector(*cc)})
+	n := int(pcfg.MaxConns)
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	pctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	err = w.PingContext(pctx)
+	cancel()
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("postgres at %s: %w", pg.where, err)
+	}
+	db := &DB{write: w, read: r, path: target, Now: time.Now, lockWait: writeLockWait, pg: pg, dia: &postgresDialect}
+	// pgx keeps each connection's statements prepared by itself.
+	db.wstmts, db.rstmts = newStmtCache(w, false), newStmtCache(r, false)
+	db.wstmts.off, db.rstmts.off = true, true
+	db.wstmts.dia, db.rstmts.dia = db.dia, db.dia
+	if up {
+		if err := db.Migrate(ctx, 0); err != nil {
+			db.close()
+			return nil, err
+		}
+	}
+	db.initCaches()
+	db.batch = newBatcher(db)
+	db.startListener()
+	return db, nil
+}
+
+// pgMigrator runs golang-migrate on a connection of its own, without the
+// placeholder rewriting: migrations are plain SQL. golang-migrate's
+// PostgreSQL driver holds an advisory lock while it migrates, so replicas
+// that start together apply each migration once.
+func (db *DB) pgMigrator() (*migrate.Migrate, error) {
+	src, err := iofs.New(migrations.Postgres, ".")
+	if err != nil {
+		return nil, err
+	}
+	conn := stdlib.OpenDB(*db.pg.cfg)
+	conn.SetMaxOpenConns(1)
+	drv, err := migratepgx.WithInstance(conn, &migratepgx.Config{})
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	return migrate.NewWithInstance("iofs", src, "pgx5", drv)
+}
+
+// beginPG starts a write transaction on the writer connection.
+func (db *DB) beginPG(ctx context.Context) (*Tx, error) {
+	sc, err := db.write.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := sc.BeginTx(ctx, nil)
+	if err != nil {
+		sc.Close()
+		return nil, err
+	}
+	return db.newTx(ctx, sc, tx), nil
+}
+
+// execRowsPG runs a multi-row statement through database/sql: pgx binds
+// and caches it per connection.
+func (tx *Tx) execRowsPG(q string, args []driver.NamedValue) (driver.Result, error) {
+	vals := make([]any, len(args))
+	for i, a := range args {
+		vals[i] = a.Value
+	}
+	r, err := tx.Tx.ExecContext(tx.ctx, q, vals...)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// insertEventRowsPG runs a multi-row events insert whose RETURNING gives
+// the new ids in VALUES order.
+func (tx *Tx) insertEventRowsPG(q string, args []driver.NamedValue, chunk []pendingEvent) error {
+	vals := make([]any, len(args))
+	for i, a := range args {
+		vals[i] = a.Value
+	}
+	rows, err := tx.Tx.QueryContext(tx.ctx, q, vals...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	j := 0
+	for rows.Next() {
+		if j == len(chunk) {
+			return fmt.Errorf("store: events insert returned more rows than it was given")
+		}
+		if err := rows.Scan(&chunk[j].res.ID); err != nil {
+			return err
+		}
+		j++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if j != len(chunk) {
+		return fmt.Errorf("store: events insert returned %d ids for %d rows", j, len(chunk))
+	}
+	return nil
+}
+
+// compactSecrets rewrites the webhooks table after its secrets were sealed
+// anew: an UPDATE leaves the old row versions, plaintext secrets included,
+// in the table's file until VACUUM reuses their space, and VACUUM FULL
+// writes a new file without them. Best effort, as SQLite's checkpoint: a
+// busy table only delays it to the next start.
+func (db *DB) compactSecrets(ctx context.Context) {
+	if db.pg == nil {
+		return
+	}
+	_, _ = db.write.ExecContext(ctx, `VACUUM (FULL) webhooks`)
+}
+
+// PostgreSQL's error codes the store tells apart.
+const (
+	pgUniqueViolation = "23505"
+)
+
+func isPGCode(err error, code string) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == code
+}
+
+// Redacted returns target fit for a log line: a PostgreSQL URL without its
+// password, a file path as it is.
+func Redacted(target string) string {
+	if !IsPostgresURL(target) {
+		return target
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return "postgres://…"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
