@@ -6,10 +6,13 @@ import (
 	"encoding/base64"
 	"net"
 	"net/http"
+	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"service/store"
 )
@@ -193,7 +196,7 @@ func (d *Dashboard) handleSetup(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) handleSignInForm(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if d.session(r) != nil {
-		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
+		seeOther(w, d.safeNext(r.URL.Query().Get("next")))
 		return
 	}
 	v := &view{Title: "Sign in", Data: d.signInData(w, r, r.URL.Query().Get("next"))}
@@ -238,16 +241,60 @@ func (d *Dashboard) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.throttle.reset(emailKey)
-	d.startSession(w, r, u.ID, safeNext(next))
+	d.startSession(w, r, u.ID, d.safeNext(next))
 }
 
-// safeNext keeps a post-sign-in redirect on this site: a path, never a
-// URL of another host ("//evil.example" included).
-func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || !IsDashboardPath(strings.SplitN(next, "?", 2)[0]) {
-		return "/apps"
+// safeNext returns where to send a browser after signing in: next when it
+// names a page of the dashboard, else /apps. Checking the raw string is not
+// enough: http.Redirect cleans the path it is given, so "/apps/../\x"
+// became "/\x", which browsers read as "//x", another host. So next is
+// parsed, cleaned here, checked against the routes as cleaned, and what
+// was checked is what the browser gets.
+func (d *Dashboard) safeNext(next string) string {
+	const home = "/apps"
+	// A browser drops tabs and newlines from URLs and reads "\" as "/", so
+	// any of them could turn a path into a host; escaped slashes are
+	// refused too, since one more decoding would make them real.
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsRune(next, '\\') || hasControl(next) {
+		return home
 	}
-	return next
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return home
+	}
+	if escaped := strings.ToLower(u.EscapedPath()); strings.Contains(escaped, "%2f") || strings.Contains(escaped, "%5c") ||
+		strings.ContainsRune(u.Path, '\\') || hasControl(u.Path) {
+		return home
+	}
+	p := path.Clean(u.Path)
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
+		return home
+	}
+	// Only pages a signed-in person opens: those under /apps that the
+	// router answers with something other than its not-found page.
+	if p != "/apps" && !strings.HasPrefix(p, "/apps/") {
+		return home
+	}
+	if _, pattern := d.mux.Handler(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: p}}); pattern == "" || pattern == "/" {
+		return home
+	}
+	to := (&url.URL{Path: p}).EscapedPath()
+	if q := u.Query(); len(q) > 0 {
+		to += "?" + q.Encode()
+	}
+	return to
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
+}
+
+// seeOther redirects to exactly to, which must be a clean absolute path:
+// http.Redirect would clean it again, and cleaning is what safeNext must
+// see last.
+func seeOther(w http.ResponseWriter, to string) {
+	w.Header().Set("Location", to)
+	w.WriteHeader(http.StatusSeeOther)
 }
 
 func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, userID int64, to string) {
@@ -259,7 +306,7 @@ func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, userID 
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, Expires: s.ExpiresAt, MaxAge: int(d.SessionTTL.Seconds())})
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	seeOther(w, to)
 }
 
 func (d *Dashboard) handleSignOut(w http.ResponseWriter, r *req) {
