@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -27,14 +28,27 @@ const (
 	maxThrottleKeys  = 100_000
 )
 
+// throttle keeps the failures in memory, within maxThrottleKeys keys when
+// it can. Making room never forgets a lockout, else an attacker could lock
+// an account, fail from enough other addresses to fill the memory, and
+// guess again: it drops expired windows first, then the oldest windows
+// that lock nobody out. Should every key be locked out, the map grows past
+// its bound instead; that costs an attacker limit failed sign-ins, each a
+// bcrypt check, per key within one window, which keeps it small.
 type throttle struct {
 	mu   sync.Mutex
 	fail map[string]*failures
+	// open and locked hold the keys not yet and already locked out, each
+	// in the order their windows began, so the front of each is its oldest.
+	open, locked list.List
 }
 
 type failures struct {
-	n     int
-	first time.Time
+	key      string
+	n, limit int
+	first    time.Time
+	in       *list.List
+	el       *list.Element
 }
 
 func newThrottle() *throttle { return &throttle{fail: map[string]*failures{}} }
@@ -53,32 +67,55 @@ func (t *throttle) blocked(key string, limit int, now time.Time) time.Duration {
 	return 0
 }
 
-func (t *throttle) failed(key string, now time.Time) {
+// failed counts a failure of key, which limit failures in a window lock out.
+func (t *throttle) failed(key string, limit int, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.fail) >= maxThrottleKeys {
-		// Bounded memory whatever an attacker sends: forget stale windows,
-		// and if that is not enough, everything.
-		for k, f := range t.fail {
-			if now.Sub(f.first) >= throttleWindow {
-				delete(t.fail, k)
-			}
-		}
-		if len(t.fail) >= maxThrottleKeys {
-			clear(t.fail)
-		}
-	}
 	f := t.fail[key]
-	if f == nil || now.Sub(f.first) >= throttleWindow {
-		f = &failures{first: now}
+	if f != nil && now.Sub(f.first) >= throttleWindow {
+		t.drop(f)
+		f = nil
+	}
+	if f == nil {
+		t.makeRoom(now)
+		f = &failures{key: key, limit: limit, first: now, in: &t.open}
+		f.el = t.open.PushBack(f)
 		t.fail[key] = f
 	}
 	f.n++
+	if f.n >= f.limit && f.in == &t.open {
+		// The locked list is thus in order of locking, not of windows
+		// beginning: an expired window behind a live one waits at most one
+		// more window to be dropped.
+		t.open.Remove(f.el)
+		f.in, f.el = &t.locked, t.locked.PushBack(f)
+	}
+}
+
+func (t *throttle) makeRoom(now time.Time) {
+	if len(t.fail) < maxThrottleKeys {
+		return
+	}
+	for _, l := range []*list.List{&t.open, &t.locked} {
+		for e := l.Front(); e != nil && now.Sub(e.Value.(*failures).first) >= throttleWindow; e = l.Front() {
+			t.drop(e.Value.(*failures))
+		}
+	}
+	for len(t.fail) >= maxThrottleKeys && t.open.Len() > 0 {
+		t.drop(t.open.Front().Value.(*failures))
+	}
+}
+
+func (t *throttle) drop(f *failures) {
+	f.in.Remove(f.el)
+	delete(t.fail, f.key)
 }
 
 func (t *throttle) reset(key string) {
 	t.mu.Lock()
-	delete(t.fail, key)
+	if f := t.fail[key]; f != nil {
+		t.drop(f)
+	}
 	t.mu.Unlock()
 }
 
@@ -233,8 +270,8 @@ func (d *Dashboard) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		if err != store.ErrBadCredentials {
 			d.Log.Error("sign in", "err", err)
 		}
-		d.throttle.failed(emailKey, now)
-		d.throttle.failed(addrKey, now)
+		d.throttle.failed(emailKey, maxEmailFailures, now)
+		d.throttle.failed(addrKey, maxAddrFailures, now)
 		d.Log.Warn("dashboard sign-in failed", "email", email, "addr", clientAddr(r))
 		v.Error = "Wrong email or password."
 		d.render(w, r, http.StatusUnauthorized, "signin", v)

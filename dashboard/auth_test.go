@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"service/dashboard"
 )
 
 func TestSetupLink(t *testing.T) {
@@ -248,4 +250,19 @@ func TestAPIUnchanged(t *testing.T) {
 			t.Errorf("%s: status=%d type=%q, want %d JSON", path, p.status, p.header.Get("Content-Type"), want)
 		}
 	}
+}
+
+// TestSignInLockoutSurvivesAFlood: failures from many other addresses,
+// enough to fill the throttle's memory, must not end a lockout.
+func TestSignInLockoutSurvivesAFlood(t *testing.T) {
+	e := newEnv(t).withUser()
+	b := e.browser()
+	for range 5 {
+		wantStatus(t, b.signIn(testEmail, "wrong password"), http.StatusUnauthorized)
+	}
+	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusTooManyRequests)
+	dashboard.FailSignInsFrom(e.d, 250_000)
+	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusTooManyRequests)
+	e.now = e.now.Add(16 * time.Minute)
+	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusSeeOther)
 }
