@@ -232,7 +232,9 @@ func TestSecurityHeaders(t *testing.T) {
 		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("%s: CSP=%q", path, csp)
 		}
-		if h.Get("X-Frame-Options") != "DENY" || h.Get("X-Content-Type-Options") != "nosniff" {
+		// same-origin, not no-referrer: under no-referrer a browser sends
+		// "Origin: null" with the dashboard's own forms, which are refused.
+		if h.Get("X-Frame-Options") != "DENY" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "same-origin" {
 			t.Errorf("%s: headers=%v", path, h)
 		}
 		if strings.Contains(p.body, "<script>") || strings.Contains(p.body, " onclick=") || strings.Contains(p.body, "style=") {
@@ -265,4 +267,84 @@ func TestSignInLockoutSurvivesAFlood(t *testing.T) {
 	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusTooManyRequests)
 	e.now = e.now.Add(16 * time.Minute)
 	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusSeeOther)
+}
+
+// TestForeignOriginRefused: a state-changing request that says it comes
+// from another origin is refused even with a valid CSRF token, and
+// changes nothing; one from the dashboard's own origin, or that names no
+// origin, works as before.
+func TestForeignOriginRefused(t *testing.T) {
+	e := newEnv(t).withUser()
+	own := e.srv.URL
+	host := strings.TrimPrefix(own, "http://")
+	port := host[strings.LastIndex(host, ":")+1:]
+	otherPort, _ := strconv.Atoi(port)
+	otherPort++
+	headers := []struct {
+		name string
+		h    http.Header
+		ok   bool
+	}{
+		{"None", nil, true},
+		{"OwnOrigin", http.Header{"Origin": {own}}, true},
+		{"OwnOriginOverTLSProxy", http.Header{"Origin": {"https://" + host}}, true},
+		{"OwnReferer", http.Header{"Referer": {own + "/apps"}}, true},
+		{"OwnOriginForeignReferer", http.Header{"Origin": {own}, "Referer": {"https://evil.example/"}}, true},
+		{"ForeignOrigin", http.Header{"Origin": {"https://evil.example"}}, false},
+		{"ForeignOriginOwnReferer", http.Header{"Origin": {"https://evil.example"}, "Referer": {own + "/apps"}}, false},
+		{"NullOrigin", http.Header{"Origin": {"null"}}, false},
+		{"OtherPort", http.Header{"Origin": {"http://127.0.0.1:" + strconv.Itoa(otherPort)}}, false},
+		{"OtherScheme", http.Header{"Origin": {"ftp://" + host}}, false},
+		{"ForeignReferer", http.Header{"Referer": {"https://evil.example/page"}}, false},
+		{"SubdomainLookalike", http.Header{"Origin": {"http://" + host + ".evil.example"}}, false},
+	}
+	signedIn := func(b *browser) bool { return b.get("/apps").status == http.StatusOK }
+	forms := []struct {
+		name string
+		// send makes the request from a fresh browser; took reports
+		// whether it had its effect.
+		send func(b *browser, h http.Header) page
+		took func(b *browser) bool
+	}{
+		{"SignIn", func(b *browser, h http.Header) page {
+			tok := csrfOf(t, b.get("/signin").body)
+			return b.doWith("POST", "/signin", url.Values{"csrf": {tok}, "email": {testEmail}, "password": {testPassword}}, h)
+		}, signedIn},
+		{"CreateApp", func(b *browser, h http.Header) page {
+			*b = *e.signedIn()
+			return b.doWith("POST", "/apps", url.Values{"csrf": {b.csrf}, "name": {"Made " + b.csrf}, "plan": {"free"}}, h)
+		}, func(b *browser) bool {
+			apps, err := e.db.FindAllApps(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range apps {
+				if a.Name == "Made "+b.csrf {
+					return true
+				}
+			}
+			return false
+		}},
+		{"SignOut", func(b *browser, h http.Header) page {
+			*b = *e.signedIn()
+			return b.doWith("POST", "/signout", url.Values{"csrf": {b.csrf}}, h)
+		}, func(b *browser) bool { return !signedIn(b) }},
+	}
+	for _, f := range forms {
+		for _, hc := range headers {
+			t.Run(f.name+"/"+hc.name, func(t *testing.T) {
+				b := e.browser()
+				p := f.send(b, hc.h)
+				if hc.ok {
+					wantStatus(t, p, http.StatusSeeOther)
+				} else {
+					wantStatus(t, p, http.StatusForbidden)
+					wantContains(t, p, "did not come from this dashboard")
+				}
+				if took := f.took(b); took != hc.ok {
+					t.Fatalf("took effect: %v, want %v", took, hc.ok)
+				}
+			})
+		}
+	}
 }
