@@ -38,8 +38,10 @@ const (
 type throttle struct {
 	mu   sync.Mutex
 	fail map[string]*failures
-	// open and locked hold the keys not yet and already locked out, each
-	// in the order their windows began, so the front of each is its oldest.
+	// open holds the keys not locked out in the order their windows began,
+	// locked the others in the order they locked; the front of each is the
+	// first to expire, or nearly: an expired lockout behind a live one
+	// waits at most one more window to be dropped.
 	open, locked list.List
 }
 
@@ -84,9 +86,6 @@ func (t *throttle) failed(key string, limit int, now time.Time) {
 	}
 	f.n++
 	if f.n >= f.limit && f.in == &t.open {
-		// The locked list is thus in order of locking, not of windows
-		// beginning: an expired window behind a live one waits at most one
-		// more window to be dropped.
 		t.open.Remove(f.el)
 		f.in, f.el = &t.locked, t.locked.PushBack(f)
 	}
@@ -299,14 +298,16 @@ func (d *Dashboard) safeNext(next string) string {
 	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
 		return home
 	}
-	if escaped := strings.ToLower(u.EscapedPath()); strings.Contains(escaped, "%2f") || strings.Contains(escaped, "%5c") ||
-		strings.ContainsRune(u.Path, '\\') || hasControl(u.Path) {
+	if strings.ContainsRune(u.Path, '\\') || hasControl(u.Path) {
 		return home
+	}
+	// Escaped once, the raw path shows it; escaped twice, the decoded one.
+	for _, s := range []string{u.EscapedPath(), u.Path} {
+		if s = strings.ToLower(s); strings.Contains(s, "%2f") || strings.Contains(s, "%5c") {
+			return home
+		}
 	}
 	p := path.Clean(u.Path)
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
-		return home
-	}
 	// Only pages a signed-in person opens: those under /apps that the
 	// router answers with something other than its not-found page.
 	if p != "/apps" && !strings.HasPrefix(p, "/apps/") {

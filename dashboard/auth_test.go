@@ -161,6 +161,8 @@ func TestNextStaysOnSite(t *testing.T) {
 		{`/\evil.example`, "/apps"},
 		{"/%2F%2Fevil.example", "/apps"},
 		{"/apps/%2f%5cevil.example", "/apps"},
+		{"/apps/%252F%255Cevil.example", "/apps"},
+		{"/apps/%250A/evil.example", "/apps"},
 		{"///evil.example/apps", "/apps"},
 		{"javascript:alert(1)", "/apps"},
 		{"/v1/apps", "/apps"},
