@@ -1,15 +1,19 @@
 package dashboard
 
 import (
+	"container/list"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"net"
 	"net/http"
+	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"service/store"
 )
@@ -24,14 +28,29 @@ const (
 	maxThrottleKeys  = 100_000
 )
 
+// throttle keeps the failures in memory, within maxThrottleKeys keys when
+// it can. Making room never forgets a lockout, else an attacker could lock
+// an account, fail from enough other addresses to fill the memory, and
+// guess again: it drops expired windows first, then the oldest windows
+// that lock nobody out. Should every key be locked out, the map grows past
+// its bound instead; that costs an attacker limit failed sign-ins, each a
+// bcrypt check, per key within one window, which keeps it small.
 type throttle struct {
 	mu   sync.Mutex
 	fail map[string]*failures
+	// open holds the keys not locked out in the order their windows began,
+	// locked the others in the order they locked; the front of each is the
+	// first to expire, or nearly: an expired lockout behind a live one
+	// waits at most one more window to be dropped.
+	open, locked list.List
 }
 
 type failures struct {
-	n     int
-	first time.Time
+	key      string
+	n, limit int
+	first    time.Time
+	in       *list.List
+	el       *list.Element
 }
 
 func newThrottle() *throttle { return &throttle{fail: map[string]*failures{}} }
@@ -50,32 +69,52 @@ func (t *throttle) blocked(key string, limit int, now time.Time) time.Duration {
 	return 0
 }
 
-func (t *throttle) failed(key string, now time.Time) {
+// failed counts a failure of key, which limit failures in a window lock out.
+func (t *throttle) failed(key string, limit int, now time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.fail) >= maxThrottleKeys {
-		// Bounded memory whatever an attacker sends: forget stale windows,
-		// and if that is not enough, everything.
-		for k, f := range t.fail {
-			if now.Sub(f.first) >= throttleWindow {
-				delete(t.fail, k)
-			}
-		}
-		if len(t.fail) >= maxThrottleKeys {
-			clear(t.fail)
-		}
-	}
 	f := t.fail[key]
-	if f == nil || now.Sub(f.first) >= throttleWindow {
-		f = &failures{first: now}
+	if f != nil && now.Sub(f.first) >= throttleWindow {
+		t.drop(f)
+		f = nil
+	}
+	if f == nil {
+		t.makeRoom(now)
+		f = &failures{key: key, limit: limit, first: now, in: &t.open}
+		f.el = t.open.PushBack(f)
 		t.fail[key] = f
 	}
 	f.n++
+	if f.n >= f.limit && f.in == &t.open {
+		t.open.Remove(f.el)
+		f.in, f.el = &t.locked, t.locked.PushBack(f)
+	}
+}
+
+func (t *throttle) makeRoom(now time.Time) {
+	if len(t.fail) < maxThrottleKeys {
+		return
+	}
+	for _, l := range []*list.List{&t.open, &t.locked} {
+		for e := l.Front(); e != nil && now.Sub(e.Value.(*failures).first) >= throttleWindow; e = l.Front() {
+			t.drop(e.Value.(*failures))
+		}
+	}
+	for len(t.fail) >= maxThrottleKeys && t.open.Len() > 0 {
+		t.drop(t.open.Front().Value.(*failures))
+	}
+}
+
+func (t *throttle) drop(f *failures) {
+	f.in.Remove(f.el)
+	delete(t.fail, f.key)
 }
 
 func (t *throttle) reset(key string) {
 	t.mu.Lock()
-	delete(t.fail, key)
+	if f := t.fail[key]; f != nil {
+		t.drop(f)
+	}
 	t.mu.Unlock()
 }
 
@@ -193,7 +232,7 @@ func (d *Dashboard) handleSetup(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) handleSignInForm(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	if d.session(r) != nil {
-		http.Redirect(w, r, safeNext(r.URL.Query().Get("next")), http.StatusSeeOther)
+		seeOther(w, d.safeNext(r.URL.Query().Get("next")))
 		return
 	}
 	v := &view{Title: "Sign in", Data: d.signInData(w, r, r.URL.Query().Get("next"))}
@@ -230,24 +269,70 @@ func (d *Dashboard) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		if err != store.ErrBadCredentials {
 			d.Log.Error("sign in", "err", err)
 		}
-		d.throttle.failed(emailKey, now)
-		d.throttle.failed(addrKey, now)
+		d.throttle.failed(emailKey, maxEmailFailures, now)
+		d.throttle.failed(addrKey, maxAddrFailures, now)
 		d.Log.Warn("dashboard sign-in failed", "email", email, "addr", clientAddr(r))
 		v.Error = "Wrong email or password."
 		d.render(w, r, http.StatusUnauthorized, "signin", v)
 		return
 	}
 	d.throttle.reset(emailKey)
-	d.startSession(w, r, u.ID, safeNext(next))
+	d.startSession(w, r, u.ID, d.safeNext(next))
 }
 
-// safeNext keeps a post-sign-in redirect on this site: a path, never a
-// URL of another host ("//evil.example" included).
-func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || !IsDashboardPath(strings.SplitN(next, "?", 2)[0]) {
-		return "/apps"
+// safeNext returns where to send a browser after signing in: next when it
+// names a page of the dashboard, else /apps. Checking the raw string is not
+// enough: http.Redirect cleans the path it is given, so "/apps/../\x"
+// became "/\x", which browsers read as "//x", another host. So next is
+// parsed, cleaned here, checked against the routes as cleaned, and what
+// was checked is what the browser gets.
+func (d *Dashboard) safeNext(next string) string {
+	const home = "/apps"
+	// A browser drops tabs and newlines from URLs and reads "\" as "/", so
+	// any of them could turn a path into a host; escaped slashes are
+	// refused too, since one more decoding would make them real.
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.ContainsRune(next, '\\') || hasControl(next) {
+		return home
 	}
-	return next
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return home
+	}
+	if strings.ContainsRune(u.Path, '\\') || hasControl(u.Path) {
+		return home
+	}
+	// Escaped once, the raw path shows it; escaped twice, the decoded one.
+	for _, s := range []string{u.EscapedPath(), u.Path} {
+		if s = strings.ToLower(s); strings.Contains(s, "%2f") || strings.Contains(s, "%5c") {
+			return home
+		}
+	}
+	p := path.Clean(u.Path)
+	// Only pages a signed-in person opens: those under /apps that the
+	// router answers with something other than its not-found page.
+	if p != "/apps" && !strings.HasPrefix(p, "/apps/") {
+		return home
+	}
+	if _, pattern := d.mux.Handler(&http.Request{Method: http.MethodGet, URL: &url.URL{Path: p}}); pattern == "" || pattern == "/" {
+		return home
+	}
+	to := (&url.URL{Path: p}).EscapedPath()
+	if q := u.Query(); len(q) > 0 {
+		to += "?" + q.Encode()
+	}
+	return to
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
+}
+
+// seeOther redirects to exactly to, which must be a clean absolute path:
+// http.Redirect would clean it again, and cleaning is what safeNext must
+// see last.
+func seeOther(w http.ResponseWriter, to string) {
+	w.Header().Set("Location", to)
+	w.WriteHeader(http.StatusSeeOther)
 }
 
 func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, userID int64, to string) {
@@ -259,7 +344,7 @@ func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, userID 
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil, Expires: s.ExpiresAt, MaxAge: int(d.SessionTTL.Seconds())})
-	http.Redirect(w, r, to, http.StatusSeeOther)
+	seeOther(w, to)
 }
 
 func (d *Dashboard) handleSignOut(w http.ResponseWriter, r *req) {

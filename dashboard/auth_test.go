@@ -3,9 +3,12 @@ package dashboard_test
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"service/dashboard"
 )
 
 func TestSetupLink(t *testing.T) {
@@ -108,17 +111,6 @@ func TestSignIn(t *testing.T) {
 		wantStatus(t, p, http.StatusUnauthorized)
 		wantContains(t, p, "Wrong email or password.")
 	})
-	t.Run("NextStaysOnSite", func(t *testing.T) {
-		for next, want := range map[string]string{"/apps/1/content": "/apps/1/content", "//evil.example/x": "/apps",
-			"https://evil.example": "/apps", "/v1/apps": "/apps", `/\evil.example`: "/apps"} {
-			b := e.browser()
-			tok := csrfOf(t, b.get("/signin").body)
-			p := b.do("POST", "/signin", url.Values{"csrf": {tok}, "email": {testEmail}, "password": {testPassword}, "next": {next}})
-			if loc := p.header.Get("Location"); loc != want {
-				t.Errorf("next=%q: Location=%q, want %q", next, loc, want)
-			}
-		}
-	})
 	t.Run("SignOut", func(t *testing.T) {
 		b := e.signedIn()
 		var cookie string
@@ -143,6 +135,66 @@ func TestSignIn(t *testing.T) {
 		e.db.Now = func() time.Time { return time.Now().Add(e.d.SessionTTL + time.Minute) }
 		wantStatus(t, b.get("/apps"), http.StatusSeeOther)
 	})
+}
+
+// TestNextStaysOnSite sends each spelling of next both as written and
+// decoded once, since a browser, a proxy or the query itself may undo one
+// layer of escaping before the dashboard sees it.
+func TestNextStaysOnSite(t *testing.T) {
+	e := newEnv(t).withUser()
+	app := e.app("Shop")
+	a := "/apps/" + strconv.FormatInt(app.ID, 10)
+	tests := []struct{ next, want string }{
+		{a + "/content", a + "/content"},
+		{a + "/events?eventId=signup", a + "/events?eventId=signup"},
+		{a + "/content/../campaigns", a + "/campaigns"},
+		{"/apps", "/apps"},
+		{"", "/apps"},
+		{"/apps/../%5Cevil.example/phish", "/apps"},
+		{"/apps/..%2F%5Cevil.example/phish", "/apps"},
+		{"/static/../%5Cevil.example/phish", "/apps"},
+		{"/apps/../%5C/evil.example/phish", "/apps"},
+		{"//evil.example", "/apps"},
+		{"//evil.example/x", "/apps"},
+		{"https://evil.example", "/apps"},
+		{"/%09/evil.example", "/apps"},
+		{`/\evil.example`, "/apps"},
+		{"/%2F%2Fevil.example", "/apps"},
+		{"/apps/%2f%5cevil.example", "/apps"},
+		{"/apps/%252F%255Cevil.example", "/apps"},
+		{"/apps/%250A/evil.example", "/apps"},
+		{"///evil.example/apps", "/apps"},
+		{"javascript:alert(1)", "/apps"},
+		{"/v1/apps", "/apps"},
+		{"/static/app.css", "/apps"},
+		{"/signout", "/apps"},
+		{"/apps/nowhere/../../v1/apps", "/apps"},
+	}
+	signedIn := e.signedIn()
+	for _, tt := range tests {
+		decoded, err := url.PathUnescape(tt.next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, next := range []string{tt.next, decoded} {
+			t.Run("SigningIn/"+next, func(t *testing.T) {
+				b := e.browser()
+				tok := csrfOf(t, b.get("/signin").body)
+				p := b.do("POST", "/signin", url.Values{"csrf": {tok}, "email": {testEmail}, "password": {testPassword}, "next": {next}})
+				wantStatus(t, p, http.StatusSeeOther)
+				if loc := p.header.Get("Location"); loc != tt.want {
+					t.Errorf("next=%q: Location=%q, want %q", next, loc, tt.want)
+				}
+			})
+			t.Run("SignedIn/"+next, func(t *testing.T) {
+				p := signedIn.get("/signin?next=" + url.QueryEscape(next))
+				wantStatus(t, p, http.StatusSeeOther)
+				if loc := p.header.Get("Location"); loc != tt.want {
+					t.Errorf("next=%q: Location=%q, want %q", next, loc, tt.want)
+				}
+			})
+		}
+	}
 }
 
 func TestSignInThrottle(t *testing.T) {
@@ -182,7 +234,9 @@ func TestSecurityHeaders(t *testing.T) {
 		if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
 			t.Errorf("%s: CSP=%q", path, csp)
 		}
-		if h.Get("X-Frame-Options") != "DENY" || h.Get("X-Content-Type-Options") != "nosniff" {
+		// same-origin, not no-referrer: under no-referrer a browser sends
+		// "Origin: null" with the dashboard's own forms, which are refused.
+		if h.Get("X-Frame-Options") != "DENY" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Referrer-Policy") != "same-origin" {
 			t.Errorf("%s: headers=%v", path, h)
 		}
 		if strings.Contains(p.body, "<script>") || strings.Contains(p.body, " onclick=") || strings.Contains(p.body, "style=") {
@@ -198,6 +252,101 @@ func TestAPIUnchanged(t *testing.T) {
 		p := b.get(path)
 		if p.status != want || !strings.HasPrefix(p.header.Get("Content-Type"), "application/json") {
 			t.Errorf("%s: status=%d type=%q, want %d JSON", path, p.status, p.header.Get("Content-Type"), want)
+		}
+	}
+}
+
+// TestSignInLockoutSurvivesAFlood: failures from many other addresses,
+// enough to fill the throttle's memory, must not end a lockout.
+func TestSignInLockoutSurvivesAFlood(t *testing.T) {
+	e := newEnv(t).withUser()
+	b := e.browser()
+	for range 5 {
+		wantStatus(t, b.signIn(testEmail, "wrong password"), http.StatusUnauthorized)
+	}
+	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusTooManyRequests)
+	dashboard.FailSignInsFrom(e.d, 250_000)
+	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusTooManyRequests)
+	e.now = e.now.Add(16 * time.Minute)
+	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusSeeOther)
+}
+
+// TestForeignOriginRefused: a state-changing request that says it comes
+// from another origin is refused even with a valid CSRF token, and
+// changes nothing; one from the dashboard's own origin, or that names no
+// origin, works as before.
+func TestForeignOriginRefused(t *testing.T) {
+	e := newEnv(t).withUser()
+	own := e.srv.URL
+	host := strings.TrimPrefix(own, "http://")
+	port := host[strings.LastIndex(host, ":")+1:]
+	otherPort, _ := strconv.Atoi(port)
+	otherPort++
+	headers := []struct {
+		name string
+		h    http.Header
+		ok   bool
+	}{
+		{"None", nil, true},
+		{"OwnOrigin", http.Header{"Origin": {own}}, true},
+		{"OwnOriginOverTLSProxy", http.Header{"Origin": {"https://" + host}}, true},
+		{"OwnReferer", http.Header{"Referer": {own + "/apps"}}, true},
+		{"OwnOriginForeignReferer", http.Header{"Origin": {own}, "Referer": {"https://evil.example/"}}, true},
+		{"ForeignOrigin", http.Header{"Origin": {"https://evil.example"}}, false},
+		{"ForeignOriginOwnReferer", http.Header{"Origin": {"https://evil.example"}, "Referer": {own + "/apps"}}, false},
+		{"NullOrigin", http.Header{"Origin": {"null"}}, false},
+		{"OtherPort", http.Header{"Origin": {"http://127.0.0.1:" + strconv.Itoa(otherPort)}}, false},
+		{"OtherScheme", http.Header{"Origin": {"ftp://" + host}}, false},
+		{"ForeignReferer", http.Header{"Referer": {"https://evil.example/page"}}, false},
+		{"SubdomainLookalike", http.Header{"Origin": {"http://" + host + ".evil.example"}}, false},
+	}
+	signedIn := func(b *browser) bool { return b.get("/apps").status == http.StatusOK }
+	forms := []struct {
+		name string
+		// send makes the request from a fresh browser; took reports
+		// whether it had its effect.
+		send func(b *browser, h http.Header) page
+		took func(b *browser) bool
+	}{
+		{"SignIn", func(b *browser, h http.Header) page {
+			tok := csrfOf(t, b.get("/signin").body)
+			return b.doWith("POST", "/signin", url.Values{"csrf": {tok}, "email": {testEmail}, "password": {testPassword}}, h)
+		}, signedIn},
+		{"CreateApp", func(b *browser, h http.Header) page {
+			*b = *e.signedIn()
+			return b.doWith("POST", "/apps", url.Values{"csrf": {b.csrf}, "name": {"Made " + b.csrf}, "plan": {"free"}}, h)
+		}, func(b *browser) bool {
+			apps, err := e.db.FindAllApps(e.ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range apps {
+				if a.Name == "Made "+b.csrf {
+					return true
+				}
+			}
+			return false
+		}},
+		{"SignOut", func(b *browser, h http.Header) page {
+			*b = *e.signedIn()
+			return b.doWith("POST", "/signout", url.Values{"csrf": {b.csrf}}, h)
+		}, func(b *browser) bool { return !signedIn(b) }},
+	}
+	for _, f := range forms {
+		for _, hc := range headers {
+			t.Run(f.name+"/"+hc.name, func(t *testing.T) {
+				b := e.browser()
+				p := f.send(b, hc.h)
+				if hc.ok {
+					wantStatus(t, p, http.StatusSeeOther)
+				} else {
+					wantStatus(t, p, http.StatusForbidden)
+					wantContains(t, p, "did not come from this dashboard")
+				}
+				if took := f.took(b); took != hc.ok {
+					t.Fatalf("took effect: %v, want %v", took, hc.ok)
+				}
+			})
 		}
 	}
 }

@@ -197,13 +197,50 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
-	// The setup link carries its token in the query; never send it on.
-	h.Set("Referrer-Policy", "no-referrer")
+	// The setup link carries its token in the query: never send it to
+	// another site. Not no-referrer: under it browsers send "Origin: null"
+	// with the dashboard's own forms, which sameOrigin must refuse.
+	h.Set("Referrer-Policy", "same-origin")
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-	d.mux.ServeHTTP(rec, r)
+	if sameOrigin(r) {
+		d.mux.ServeHTTP(rec, r)
+	} else {
+		h.Set("Cache-Control", "no-store")
+		d.render(rec, r, http.StatusForbidden, "message", &view{Title: "Refused",
+			Error: "This form did not come from this dashboard. Reload the page and try again."})
+	}
 	d.Log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
+}
+
+// sameOrigin reports whether r may go on: any request that cannot change
+// anything, and one that changes something when it names no origin or
+// names the dashboard's own. Browsers name the origin of a form's page in
+// Origin, or failing that (older ones) in Referer; a request from a script
+// or a command line names none and still needs its CSRF token. This is a
+// second line behind the token, as OWASP advises: a leaked token alone
+// does not let another site post.
+func sameOrigin(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	from := r.Header.Get("Origin")
+	if from == "" {
+		if from = r.Header.Get("Referer"); from == "" {
+			return true
+		}
+	}
+	// "null", the origin of sandboxed and privacy-sensitive contexts, has
+	// no host and so is refused.
+	u, err := url.Parse(from)
+	if err != nil || u.Host == "" || !strings.EqualFold(u.Host, r.Host) {
+		return false
+	}
+	// Behind a proxy that ends TLS the request arrives over plain HTTP
+	// from a page served over HTTPS, so only a TLS request pins the scheme.
+	return u.Scheme == "https" || (u.Scheme == "http" && r.TLS == nil)
 }
 
 type statusRecorder struct {

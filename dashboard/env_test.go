@@ -93,6 +93,12 @@ type page struct {
 
 func (b *browser) do(method, path string, form url.Values) page {
 	b.e.t.Helper()
+	return b.doWith(method, path, form, nil)
+}
+
+// doWith is do with extra request headers.
+func (b *browser) doWith(method, path string, form url.Values, h http.Header) page {
+	b.e.t.Helper()
 	var body io.Reader
 	if form != nil {
 		body = strings.NewReader(form.Encode())
@@ -103,6 +109,9 @@ func (b *browser) do(method, path string, form url.Values) page {
 	}
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	resp, err := b.c.Do(req)
 	if err != nil {

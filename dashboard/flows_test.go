@@ -427,10 +427,10 @@ func TestSubmissionsPages(t *testing.T) {
 		t.Fatalf("headers=%v", csv.header)
 	}
 	lines := strings.Split(strings.TrimSpace(csv.body), "\n")
-	if len(lines) != 31 || lines[0] != "id,submittedAt,userId,sessionId,environment,email,note,data" {
+	if len(lines) != 31 || lines[0] != `"id","submittedAt","userId","sessionId","environment","email","note","data"` {
 		t.Fatalf("csv lines=%d header=%q", len(lines), lines[0])
 	}
-	if !strings.Contains(lines[1], `,u00@example.com,"'=HYPERLINK(""x"")",`) {
+	if !strings.Contains(lines[1], `,"u00@example.com","'=HYPERLINK(""x"")",`) {
 		t.Fatalf("first row=%q: oldest first, formula defused", lines[1])
 	}
 }

@@ -1,7 +1,7 @@
 package dashboard
 
 import (
-	"encoding/csv"
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -88,6 +88,23 @@ func csvCell(s string) string {
 	return s
 }
 
+// writeCSVRecord writes cells as one CSV record, each defused by csvCell
+// and quoted. Submitted text and field names are the public's, so no cell
+// is trusted: quoting them all keeps a spreadsheet that splits on another
+// separator (";" in many locales) from finding a formula after it, and
+// encoding/csv quotes only the cells that need it for a comma.
+func writeCSVRecord(w *bufio.Writer, cells []string) error {
+	for i, c := range cells {
+		if i > 0 {
+			w.WriteByte(',')
+		}
+		w.WriteByte('"')
+		w.WriteString(strings.ReplaceAll(csvCell(c), `"`, `""`))
+		w.WriteByte('"')
+	}
+	return w.WriteByte('\n')
+}
+
 // handleSubmissionsCSV streams every submission of a block as CSV, row by
 // row from the database, flushing as it goes: an export of any size holds
 // one row in memory.
@@ -105,25 +122,27 @@ func (d *Dashboard) handleSubmissionsCSV(w http.ResponseWriter, r *req) {
 	h := w.Header()
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="content-%d-submissions.csv"`, c.ID))
-	cw := csv.NewWriter(w)
+	cw := bufio.NewWriter(w)
 	header := append([]string{"id", "submittedAt", "userId", "sessionId", "environment"}, cols...)
-	cw.Write(append(header, "data"))
+	writeCSVRecord(cw, append(header, "data"))
 	flusher, _ := w.(http.Flusher)
 	n := 0
 	err = d.DB.EachFormSubmission(r.Context(), r.App.ID, id, func(s *store.FormSubmission) error {
 		row := []string{strconv.FormatInt(s.ID, 10), s.SubmittedAt.UTC().Format(jsonjs.TimeLayout),
-			csvCell(deref(s.UserID)), csvCell(deref(s.SessionID)), csvCell(deref(s.Environment))}
-		for _, v := range dataValues(s.Data, cols) {
-			row = append(row, csvCell(v))
+			deref(s.UserID), deref(s.SessionID), deref(s.Environment)}
+		row = append(row, dataValues(s.Data, cols)...)
+		if err := writeCSVRecord(cw, append(row, string(s.Data))); err != nil {
+			return err
 		}
-		cw.Write(append(row, csvCell(string(s.Data))))
 		if n++; n%500 == 0 {
-			cw.Flush()
+			if err := cw.Flush(); err != nil {
+				return err
+			}
 			if flusher != nil {
 				flusher.Flush()
 			}
 		}
-		return cw.Error()
+		return nil
 	})
 	if err != nil {
 		// The status may be sent already: cut the connection, so the
@@ -131,7 +150,9 @@ func (d *Dashboard) handleSubmissionsCSV(w http.ResponseWriter, r *req) {
 		d.Log.Error("csv export", "content", id, "err", err)
 		panic(http.ErrAbortHandler)
 	}
-	cw.Flush()
+	if err := cw.Flush(); err != nil {
+		d.Log.Error("csv export", "content", id, "err", err)
+	}
 }
 
 func deref(s *string) string {

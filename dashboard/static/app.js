@@ -49,17 +49,61 @@
   function safeURL(u) {
     return /^(https?:\/\/|\/)/i.test(u) ? u : "#";
   }
+  // The preview applies only these style properties, each with values of
+  // its kind: a block's styles come from whoever edits it, and the preview
+  // runs inside the dashboard, so nothing may place the block outside its
+  // box, fetch anything (url(), image-set()) or size it by the viewport.
+  // docs/dashboard.md lists them.
+  var length = /^(0|-?(\d+|\d*\.\d+)(px|%|em|rem)|auto)$/;
+  var number = /^(\d+|\d*\.\d+)$/;
+  var colour = /^(#[0-9a-f]{3,8}|[a-z]+|(rgba?|hsla?)\([0-9.,%\s\/]+\))$/i;
+  var keyword = /^[a-z-]+$/i;
+  var kinds = {
+    length: function (v) { return length.test(v); },
+    lengths: function (v) { return v.split(/\s+/).length <= 4 && v.split(/\s+/).every(kinds.length); },
+    lineHeight: function (v) { return number.test(v) || length.test(v) || v === "normal"; },
+    weight: function (v) { return /^(normal|bold|bolder|lighter|[1-9]00)$/.test(v); },
+    colour: function (v) { return colour.test(v); },
+    keyword: function (v) { return keyword.test(v); },
+    keywords: function (v) { return v.split(/\s+/).every(kinds.keyword); },
+    font: function (v) { return /^[a-z0-9\s,'"-]+$/i.test(v); },
+    border: function (v) {
+      var parts = v.split(/\s+/);
+      return parts.length <= 3 && parts.every(function (p) { return length.test(p) || keyword.test(p) || colour.test(p); });
+    },
+    position: function (v) { return v === "static" || v === "relative"; },
+    opacity: function (v) { return number.test(v); }
+  };
+  var allowedStyles = {
+    color: "colour", backgroundColor: "colour", opacity: "opacity",
+    fontFamily: "font", fontSize: "length", fontStyle: "keyword", fontWeight: "weight",
+    lineHeight: "lineHeight", letterSpacing: "length", wordSpacing: "length",
+    textAlign: "keyword", textDecoration: "keywords", textTransform: "keyword", whiteSpace: "keyword",
+    verticalAlign: "keyword", alignSelf: "keyword", display: "keyword",
+    margin: "lengths", marginTop: "length", marginRight: "length", marginBottom: "length", marginLeft: "length",
+    padding: "lengths", paddingTop: "length", paddingRight: "length", paddingBottom: "length", paddingLeft: "length",
+    border: "border", borderTop: "border", borderRight: "border", borderBottom: "border", borderLeft: "border",
+    borderWidth: "lengths", borderStyle: "keywords", borderColor: "colour", borderRadius: "lengths",
+    width: "length", height: "length", minWidth: "length", maxWidth: "length", minHeight: "length", maxHeight: "length",
+    position: "position"
+  };
+  // A number is a length in px, as apps read it, except where it has no unit.
+  var unitless = { fontWeight: true, lineHeight: true, opacity: true };
+
   function applyStyles(node, item) {
     var input = item.querySelector("input[name$='.styles']");
     if (!input || !input.value.trim()) return;
-    try {
-      var st = JSON.parse(input.value);
-      for (var k in st) {
-        if (Object.prototype.hasOwnProperty.call(st, k) && typeof st[k] !== "object") {
-          node.style.setProperty(k.replace(/[A-Z]/g, function (c) { return "-" + c.toLowerCase(); }), String(st[k]));
-        }
-      }
-    } catch (_) { /* shown as a field error on save */ }
+    var st;
+    try { st = JSON.parse(input.value); } catch (_) { return; /* shown as a field error on save */ }
+    if (!st || typeof st !== "object") return;
+    Object.keys(st).forEach(function (k) {
+      var kind = Object.prototype.hasOwnProperty.call(allowedStyles, k) && allowedStyles[k];
+      var v = st[k];
+      if (!kind || (typeof v !== "string" && typeof v !== "number")) return;
+      v = typeof v === "number" && !unitless[k] ? v + "px" : String(v).trim();
+      if (/url\s*\(|image-set|expression|[\\;{}<>]/i.test(v) || !kinds[kind](v)) return;
+      node.style.setProperty(k.replace(/[A-Z]/g, function (c) { return "-" + c.toLowerCase(); }), v);
+    });
   }
 
   function field(row) {
