@@ -110,6 +110,26 @@ const defaults = {
 };
 
 /**
+ * apiBase answers the API base of a baseUrl given with or without its
+ * version (https://ab.example.com, https://ab.example.com/v1, a path
+ * prefix of a proxy), and throws INVALID_ARGUMENT for what cannot be one.
+ * It parses with a pattern, not URL, whose pathname React Native lacks.
+ */
+function apiBase(baseUrl) {
+  const m = typeof baseUrl === 'string' ? /^(https?:\/\/[^/?#\s]+)(\/[^?#\s]*)?$/i.exec(baseUrl.trim()) : null;
+  if (!m) {
+    throw invalidArgument(`createClient: baseUrl must be an http(s) URL such as "https://ab.example.com" or "https://ab.example.com/v1", without query or fragment; got ${JSON.stringify(baseUrl)}`);
+  }
+  const path = (m[2] || '').replace(/\/+$/, '');
+  if (/\/v1$/.test(path)) return m[1] + path;
+  const version = /\/v\d+$/.exec(path);
+  if (version) {
+    throw invalidArgument(`createClient: baseUrl ends with ${version[0]}, but this SDK speaks /v1: pass "${m[1] + path.slice(0, -version[0].length)}" or "${m[1] + path.slice(0, -version[0].length)}/v1"`);
+  }
+  return `${m[1] + path}/v1`;
+}
+
+/**
  * createClient returns a client for one app. See README.md for the
  * options; `key` and `appId` are required.
  */
@@ -131,7 +151,7 @@ class Client {
     this.appId = appId;
     this.key = o.key;
     this.environment = o.environment;
-    this.baseUrl = String(o.baseUrl).replace(/\/+$/, '');
+    this.baseUrl = apiBase(o.baseUrl);
     this.storage = o.storage || defaultStorage();
     this._fetch = o.fetch || ((...a) => globalThis.fetch(...a));
     this._random = o.random || Math.random;

@@ -132,3 +132,17 @@ test('a form submission is stored; bad data is refused with its fields', async (
     e.status === 400 && e.code === 'INVALID_REQUEST' && typeof e.details.fields['data.email'] === 'string');
   await c.close();
 });
+
+test('baseUrl reaches the service with or without /v1', async () => {
+  const answers = [];
+  for (const baseUrl of [svc.root, `${svc.root}/`, svc.base, `${svc.base}/`]) {
+    const f = countingFetch();
+    const c = sdk({ baseUrl, fetch: f });
+    assert.equal(c.baseUrl, svc.base);
+    answers.push(await c.getVariant(svc.seed.campaignId, { userId: 'it-base-user' }));
+    assert.deepEqual(f.calls, [`POST /v1/apps-external/${svc.seed.appId}/campaigns/${svc.seed.campaignId}/variant`]);
+    await c.close();
+  }
+  assert.equal(answers[0].impressionRecorded, true);
+  for (const a of answers.slice(1)) assert.deepEqual({ ...a, impressionRecorded: true }, answers[0]);
+});

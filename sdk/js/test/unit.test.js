@@ -308,3 +308,34 @@ test('backoffDelay doubles from base up to max, with jitter in the upper half', 
   const seen = new Set(Array.from({ length: 50 }, () => backoffDelay(3)));
   assert.ok(seen.size > 1, 'no jitter');
 });
+
+test('baseUrl is taken with or without /v1, and a trailing slash', async () => {
+  for (const [given, base] of [
+    ['https://ab.example.com', 'https://ab.example.com/v1'],
+    ['https://ab.example.com/', 'https://ab.example.com/v1'],
+    ['https://ab.example.com/v1', 'https://ab.example.com/v1'],
+    ['https://ab.example.com/v1/', 'https://ab.example.com/v1'],
+    ['http://127.0.0.1:8080', 'http://127.0.0.1:8080/v1'],
+    ['https://example.com/ab', 'https://example.com/ab/v1'],
+    ['https://example.com/api/v1', 'https://example.com/api/v1'],
+    ['  HTTPS://AB.example.com  ', 'HTTPS://AB.example.com/v1'],
+  ]) {
+    const c = client(fakeFetch(() => json(200, variantAnswer())), { baseUrl: given });
+    assert.equal(c.baseUrl, base, given);
+    await c.close();
+  }
+  const f = fakeFetch(() => json(200, variantAnswer()));
+  const c = client(f, { baseUrl: 'http://svc.test' });
+  await c.getVariant(7, { userId: 'u1' });
+  assert.equal(f.calls[0].url, 'http://svc.test/v1/apps-external/1/campaigns/7/variant');
+  await c.close();
+});
+
+test('createClient refuses a baseUrl that cannot be the service, saying what to pass', () => {
+  for (const bad of ['ab.example.com', '/v1', '', 'ftp://ab.example.com', 'https://ab.example.com/v1?x=1', 'https://ab.example.com#v1', 42]) {
+    assert.throws(() => createClient({ key: 'k', appId: 1, baseUrl: bad }),
+      (e) => e instanceof ServiceError && e.code === 'INVALID_ARGUMENT' && e.message.includes('"https://ab.example.com"') && e.message.includes('/v1'), String(bad));
+  }
+  assert.throws(() => createClient({ key: 'k', appId: 1, baseUrl: 'https://ab.example.com/v2' }),
+    (e) => e.code === 'INVALID_ARGUMENT' && e.message.includes('/v2') && e.message.includes('"https://ab.example.com/v1"'));
+});
