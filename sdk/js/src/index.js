@@ -91,7 +91,9 @@ function randomId() {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Timers take at most 2^31-1 ms; a longer delay would fire at once.
+const MAX_DELAY = 2147483647;
+const sleep = (ms) => new Promise((r) => setTimeout(r, Math.min(ms, MAX_DELAY)));
 
 function invalidArgument(message) {
   return new ServiceError('INVALID_ARGUMENT', message);
@@ -101,6 +103,7 @@ const defaults = {
   baseUrl: 'http://localhost:8080/v1',
   environment: 'production',
   flushInterval: 5000,
+  flushTimeout: 5000,
   maxBatchSize: MAX_BATCH,
   maxQueueSize: 1000,
   maxRetries: 5,
@@ -147,6 +150,7 @@ class Client {
     const o = { ...defaults };
     for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
     o.maxBatchSize = Math.min(MAX_BATCH, Math.max(1, o.maxBatchSize | 0));
+    if (!(o.flushTimeout > 0)) throw invalidArgument('createClient: flushTimeout must be a positive number of milliseconds (Infinity for no bound)');
     this.options = o;
     this.appId = appId;
     this.key = o.key;
@@ -163,6 +167,7 @@ class Client {
     this._failures = 0; // consecutive failed event sends
     this._notBefore = 0; // no interval send before this time (backoff, Retry-After)
     this._sending = null;
+    this._eventSends = new Set(); // AbortControllers of event requests under way
     this._flushChain = Promise.resolve();
     this._writeChain = Promise.resolve();
     this.sessionId = typeof o.sessionId === 'string' && o.sessionId ? o.sessionId : null;
@@ -254,7 +259,10 @@ class Client {
     return err.retryAfter !== undefined ? Math.max(err.retryAfter, backoff / 2) : backoff;
   }
 
-  async _send(method, path, body, keepalive) {
+  // _send makes one request; deadline (a time in ms), when given, cuts
+  // the request's timeout short. An event send (events) can also be cut
+  // by close().
+  async _send(method, path, body, keepalive, deadline = Infinity, events = false) {
     const headers = { Authorization: `Bearer ${this.key}` };
     const init = { method, headers };
     if (body !== undefined) {
@@ -263,19 +271,27 @@ class Client {
     }
     if (keepalive) init.keepalive = true;
     let timer;
-    if (typeof AbortController === 'function' && this.options.timeout > 0) {
-      const ac = new AbortController();
+    let ac;
+    const timeout = Math.max(0, Math.min(this.options.timeout > 0 ? this.options.timeout : Infinity, deadline - Date.now()));
+    if (typeof AbortController === 'function' && (timeout <= MAX_DELAY || events)) {
+      ac = new AbortController();
       init.signal = ac.signal;
-      timer = setTimeout(() => ac.abort(), this.options.timeout);
+      if (timeout <= MAX_DELAY) timer = setTimeout(() => ac.abort(), timeout);
+      if (events) this._eventSends.add(ac);
     }
     let res;
     try {
       res = await this._fetch(this.baseUrl + path, init);
     } catch (e) {
-      if (e?.name === 'AbortError') throw new ServiceError('TIMEOUT', `${method} ${path}: no answer within ${this.options.timeout} ms`, { cause: e });
+      if (e?.name === 'AbortError') {
+        // Retryable either way: the events stay queued.
+        const why = ac?.cutByClose ? 'closed before an answer came' : `no answer within ${timeout} ms`;
+        throw new ServiceError('TIMEOUT', `${method} ${path}: ${why}`, { cause: e });
+      }
       throw new ServiceError('NETWORK_ERROR', `${method} ${path}: ${e?.message || e}`, { cause: e });
     } finally {
       clearTimeout(timer);
+      this._eventSends.delete(ac);
     }
     let data = null;
     const text = await res.text().catch(() => '');
@@ -458,20 +474,44 @@ class Client {
   }
 
   /**
-   * flush sends every queued event now, retrying failures with backoff,
-   * and answers {sent, dropped, pending}. It never rejects: what could not
-   * be sent stays queued, and the error goes to onError.
+   * flush sends every queued event now, retrying failures with backoff for
+   * at most flushTimeout ms, and answers {sent, dropped, pending}. It never
+   * rejects: what could not be sent stays queued (and stored), and the
+   * error goes to onError.
    */
   flush() {
+    const deadline = Date.now() + this.options.flushTimeout;
     this._flushChain = this._flushChain.then(async () => {
       // An interval send under way finishes first.
-      while (this._sending) await this._sending.catch(() => {});
-      return this._sendQueued({ retries: this.options.maxRetries, force: true });
+      if (!(await this._sendingDone(deadline))) return this._result();
+      return this._sendQueued({ retries: this.options.maxRetries, force: true, deadline });
     }).catch((e) => {
       this._report(e);
-      return { sent: 0, dropped: 0, pending: this._queue.length };
+      return this._result();
     });
     return this._flushChain;
+  }
+
+  _result(sent = 0, dropped = 0) {
+    return { sent, dropped, pending: this._queue.length };
+  }
+
+  // _sendingDone waits for the send under way, if any, until deadline; it
+  // answers whether the send ended.
+  async _sendingDone(deadline) {
+    while (this._sending) {
+      const left = deadline - Date.now();
+      if (left > MAX_DELAY) {
+        await this._sending.catch(() => {});
+        continue;
+      }
+      let timer;
+      const late = new Promise((r) => { timer = setTimeout(r, Math.max(0, left), 'late'); });
+      const r = await Promise.race([this._sending.catch(() => {}), late]);
+      clearTimeout(timer);
+      if (r === 'late') return false;
+    }
+    return true;
   }
 
   _sendQueued(opts) {
@@ -480,14 +520,16 @@ class Client {
     return p;
   }
 
-  async _sendAll({ retries, force = false, keepalive = false }) {
+  // _sendAll sends the queue in batches. A retryable failure is retried
+  // `retries` times when forced, never past deadline.
+  async _sendAll({ retries, force = false, keepalive = false, deadline = Infinity }) {
     await this._ready;
-    const out = { sent: 0, dropped: 0, pending: 0 };
+    const out = this._result();
     let attempt = 0;
-    while (this._queue.length) {
+    while (this._queue.length && Date.now() < deadline) {
       const batch = this._nextBatch(keepalive);
       try {
-        const r = await this._sendBatch(batch, keepalive);
+        const r = await this._sendBatch(batch, keepalive, deadline);
         out.sent += r.sent;
         out.dropped += r.dropped;
         this._failures = 0;
@@ -505,7 +547,7 @@ class Client {
         this._failures++;
         const wait = this._retryWait(err, this._failures);
         this._notBefore = Date.now() + wait;
-        if (!force || attempt >= retries || this._closed) {
+        if (!force || attempt >= retries || this._closed || this._notBefore >= deadline) {
           this._report(err);
           break;
         }
@@ -530,8 +572,8 @@ class Client {
     return batch;
   }
 
-  async _sendBatch(batch, keepalive) {
-    const answer = await this._send('POST', `/apps/${this.appId}/events/batch`, { events: batch }, keepalive);
+  async _sendBatch(batch, keepalive, deadline) {
+    const answer = await this._send('POST', `/apps/${this.appId}/events/batch`, { events: batch }, keepalive, deadline, true);
     const results = Array.isArray(answer?.data) ? answer.data : [];
     const rejected = [];
     let sent = 0;
@@ -573,24 +615,40 @@ class Client {
 
   /**
    * close stops the interval and the page listeners and makes one last
-   * attempt to send what is queued; what fails stays in storage for the
-   * next client. It answers a promise that never rejects.
+   * attempt, within flushTimeout, to send what is queued; what fails stays
+   * in the storage for the next client. It answers {sent, dropped,
+   * pending} and never rejects.
    */
   close() {
     if (this._closed) return this._closing;
+    const deadline = Date.now() + this.options.flushTimeout;
     clearInterval(this._timer);
     const doc = globalThis.document;
     if (this._onHide) {
       doc?.removeEventListener?.('visibilitychange', this._onHide);
       globalThis.window?.removeEventListener?.('pagehide', this._onHide);
     }
-    this._closing = (async () => {
-      while (this._sending) await this._sending.catch(() => {});
-      this._closed = true;
-      if (this._queue.length) await this._sendAll({ retries: 0, keepalive: true }).catch((e) => this._report(e));
-      await this._writeChain;
-    })().catch((e) => this._report(e));
     this._closed = true;
+    this._closing = (async () => {
+      await this._ready;
+      let out = this._result();
+      if (!(await this._sendingDone(deadline))) {
+        // A send that outlasts close() would hold a Node process open:
+        // it is cut, and its events stay stored.
+        for (const ac of this._eventSends) {
+          ac.cutByClose = true;
+          ac.abort();
+        }
+        await this._sending?.catch(() => {});
+      } else if (this._queue.length) {
+        out = await this._sendAll({ retries: 0, keepalive: true, deadline });
+      }
+      await this._writeChain;
+      return { ...out, pending: this._queue.length };
+    })().catch((e) => {
+      this._report(e);
+      return this._result();
+    });
     return this._closing;
   }
 

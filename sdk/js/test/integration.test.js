@@ -3,7 +3,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient, memoryStorage, ServiceError } from '../src/index.js';
-import { startService } from './service.js';
+import { startService, closedPort } from './service.js';
+import { mapStorage } from './fakes.js';
 
 let svc;
 before(async () => { svc = await startService(); });
@@ -145,4 +146,28 @@ test('baseUrl reaches the service with or without /v1', async () => {
   }
   assert.equal(answers[0].impressionRecorded, true);
   for (const a of answers.slice(1)) assert.deepEqual({ ...a, impressionRecorded: true }, answers[0]);
+});
+
+test('with the service down, flush returns within its default bound; close keeps the events in the given storage for the next client', async () => {
+  const storage = mapStorage();
+  const down = sdk({ storage, baseUrl: `http://127.0.0.1:${await closedPort()}`, retryBase: undefined, retryMax: undefined });
+  const ids = [];
+  for (let i = 0; i < 3; i++) ids.push((await down.track('it-down', { userId: 'it-user-5', metadata: { i } })).logId);
+  let t0 = Date.now();
+  assert.deepEqual(await down.flush(), { sent: 0, dropped: 0, pending: 3 });
+  const took = Date.now() - t0;
+  // The default flushTimeout is 5 s; without it, five retries took over 12 s.
+  assert.ok(took <= 5000 + 500, `flush took ${took} ms`);
+  t0 = Date.now();
+  assert.deepEqual(await down.close(), { sent: 0, dropped: 0, pending: 3 });
+  assert.ok(Date.now() - t0 <= 5000 + 500, `close took ${Date.now() - t0} ms`);
+  const stored = JSON.parse(storage.map.get(`svc:${svc.seed.appId}:production:queue`));
+  assert.deepEqual(stored.map((e) => e.logId), ids);
+
+  const next = sdk({ storage });
+  assert.deepEqual(await next.flush(), { sent: 3, dropped: 0, pending: 0 });
+  const events = await svc.admin('GET', `/apps/${svc.seed.appId}/events?eventId=it-down&limit=100`);
+  assert.deepEqual(events.data.map((e) => e.logId).sort(), [...ids].sort());
+  await next.close();
+  assert.equal(storage.map.has(`svc:${svc.seed.appId}:production:queue`), false);
 });

@@ -137,12 +137,14 @@ test('flush retries 5xx and network errors with backoff, sending the same logIds
 test('flush gives up after maxRetries and keeps the events queued', async () => {
   const errors = [];
   const f = fakeFetch(() => json(500, { error: { code: 'INTERNAL_ERROR', message: 'x', details: {} } }));
-  const c = client(f, { maxRetries: 2, onError: (e) => errors.push(e) });
+  const storage = mapStorage();
+  const c = client(f, { maxRetries: 2, storage, onError: (e) => errors.push(e) });
   await c.track('a');
   assert.deepEqual(await c.flush(), { sent: 0, dropped: 0, pending: 1 });
   assert.equal(f.calls.length, 3);
   assert.equal(errors.at(-1).status, 500);
-  await c.close();
+  assert.deepEqual(await c.close(), { sent: 0, dropped: 0, pending: 1 });
+  assert.equal(JSON.parse(storage.map.get('svc:1:production:queue')).length, 1);
 });
 
 test('a 4xx refusal of the batch is not retried; the events are dropped and reported', async () => {
@@ -338,4 +340,71 @@ test('createClient refuses a baseUrl that cannot be the service, saying what to 
   }
   assert.throws(() => createClient({ key: 'k', appId: 1, baseUrl: 'https://ab.example.com/v2' }),
     (e) => e.code === 'INVALID_ARGUMENT' && e.message.includes('/v2') && e.message.includes('"https://ab.example.com/v1"'));
+});
+
+test('createClient refuses a flushTimeout that is not a positive number', () => {
+  for (const flushTimeout of [0, -1, 'x', null, NaN]) {
+    assert.throws(() => createClient({ key: 'k', appId: 1, flushTimeout }), (e) => e.code === 'INVALID_ARGUMENT' && /flushTimeout/.test(e.message), String(flushTimeout));
+  }
+});
+
+// never answers a request until it is aborted.
+const hanging = () => fakeFetch((req) => new Promise((_, reject) => req.init.signal.addEventListener('abort', () => {
+  const e = new Error('aborted');
+  e.name = 'AbortError';
+  reject(e);
+})));
+
+test('flush returns within flushTimeout when the service keeps failing, the events kept', async () => {
+  const storage = mapStorage();
+  const f = fakeFetch(() => json(503, { error: { code: 'INTERNAL_ERROR', message: 'x', details: {} } }));
+  // Without the bound, ten retries of at least 40, 80, 160… ms would take over 20 s.
+  const c = client(f, { storage, retryBase: 80, retryMax: 5000, maxRetries: 10, flushTimeout: 300, random: Math.random });
+  await c.track('a');
+  const t0 = Date.now();
+  assert.deepEqual(await c.flush(), { sent: 0, dropped: 0, pending: 1 });
+  const took = Date.now() - t0;
+  assert.ok(took <= 300 + 150, `flush took ${took} ms`);
+  assert.ok(f.calls.length >= 2, `${f.calls.length} attempts`);
+  assert.equal(JSON.parse(storage.map.get('svc:1:production:queue'))[0].eventId, 'a');
+  await c.close();
+});
+
+test('flush and close cut a request without an answer at flushTimeout; close keeps the events in storage', async () => {
+  const storage = mapStorage();
+  const f = hanging();
+  const c = client(f, { storage, timeout: 60000, flushTimeout: 200 });
+  const { logId } = await c.track('a');
+  let t0 = Date.now();
+  assert.deepEqual(await c.flush(), { sent: 0, dropped: 0, pending: 1 });
+  assert.ok(Date.now() - t0 <= 200 + 150, `flush took ${Date.now() - t0} ms`);
+  t0 = Date.now();
+  assert.deepEqual(await c.close(), { sent: 0, dropped: 0, pending: 1 });
+  assert.ok(Date.now() - t0 <= 200 + 150, `close took ${Date.now() - t0} ms`);
+  assert.equal(f.calls.length, 2, 'one request by flush, one by close');
+  assert.deepEqual(JSON.parse(storage.map.get('svc:1:production:queue')).map((e) => e.logId), [logId]);
+});
+
+test('flush waits for an interval send under way at most until its own bound', async () => {
+  const f = hanging();
+  const c = client(f, { storage: mapStorage(), timeout: 60000, flushInterval: 10, flushTimeout: 150 });
+  await c.track('a');
+  await waitFor(() => f.calls.length === 1, 10000, 'interval send');
+  const t0 = Date.now();
+  assert.deepEqual(await c.flush(), { sent: 0, dropped: 0, pending: 1 });
+  assert.ok(Date.now() - t0 <= 150 + 150, `flush took ${Date.now() - t0} ms`);
+  assert.equal(f.calls.length, 1, 'flush sent while the interval send was under way');
+  // close waits as long, then cuts the send: a Node process is not held open by it.
+  assert.deepEqual(await c.close(), { sent: 0, dropped: 0, pending: 1 });
+  assert.equal(f.calls[0].init.signal.aborted, true);
+});
+
+test('close answers what it sent', async () => {
+  const f = fakeFetch(batchOK);
+  const c = client(f);
+  await c.track('a');
+  await c.track('b');
+  assert.deepEqual(await c.close(), { sent: 2, dropped: 0, pending: 0 });
+  assert.equal(f.calls[0].init.keepalive, true);
+  assert.deepEqual(await c.close(), { sent: 2, dropped: 0, pending: 0 }, 'a second close answers the first one');
 });
