@@ -30,14 +30,20 @@ export class ServiceError extends Error {
   }
 }
 
+// The storages made by memoryStorage: what a client keeps in them ends
+// with the process.
+const memoryStores = new WeakSet();
+
 /** memoryStorage is an async storage that lives as long as the process. */
 export function memoryStorage() {
   const m = new Map();
-  return {
+  const s = {
     async getItem(k) { return m.has(k) ? m.get(k) : null; },
     async setItem(k, v) { m.set(k, String(v)); },
     async removeItem(k) { m.delete(k); },
   };
+  memoryStores.add(s);
+  return s;
 }
 
 // localStorage, wrapped to the async interface, where it exists and works
@@ -112,6 +118,55 @@ const defaults = {
   timeout: 10000,
 };
 
+// --- Node: events left at exit -------------------------------------------
+
+// The clients holding events that the process's exit would leave unsent
+// (see Client._watchExit). Only they are referenced, and only while they
+// hold such events.
+const pendingAtExit = new Set();
+let exitHooked = false;
+let exitToldOnce = false;
+
+// watchExit hooks the process once, in Node only: before it exits, open
+// clients flush their queues; when it exits with events still unsent, one
+// line on stderr says how many, and whether they are kept or lost.
+function watchExit() {
+  const proc = globalThis.process;
+  if (exitHooked || !proc || typeof proc.on !== 'function' || !proc.versions?.node) return;
+  exitHooked = true;
+  // beforeExit comes each time the event loop runs dry. A client flushes
+  // there once per new event: when the service cannot be reached, the
+  // next beforeExit finds nothing new, and the process ends.
+  proc.on('beforeExit', () => {
+    for (const c of pendingAtExit) {
+      if (c._closed || c._exitTried === c._tracked) continue;
+      c._exitTried = c._tracked;
+      c.flush();
+    }
+  });
+  proc.on('exit', () => {
+    if (exitToldOnce) return;
+    let lost = 0;
+    let kept = 0;
+    let why = null;
+    for (const c of pendingAtExit) {
+      if (c._memoryOnly) lost += c._queue.length;
+      else kept += c._queue.length;
+      why = why || c._lastError;
+    }
+    if (!lost && !kept) return;
+    exitToldOnce = true;
+    const n = lost + kept;
+    const parts = [];
+    if (lost) parts.push(`${lost === n ? (n === 1 ? 'it is' : 'they are') : lost + (lost === 1 ? ' is' : ' are')} lost, as the client's storage is in memory`);
+    if (kept) parts.push(`${kept === n ? (n === 1 ? 'it stays' : 'they stay') : kept + (kept === 1 ? ' stays' : ' stay')} in the client's storage for the next client`);
+    const cause = why ? ` (last error: ${why.code} ${why.message})` : '';
+    try {
+      proc.stderr?.write?.(`service-sdk: ${n === 1 ? '1 event was' : `${n} events were`} not sent before the process exited${cause}; ${parts.join('; ')}.\n`);
+    } catch { /* nowhere to say it */ }
+  });
+}
+
 /**
  * apiBase answers the API base of a baseUrl given with or without its
  * version (https://ab.example.com, https://ab.example.com/v1, a path
@@ -157,6 +212,8 @@ class Client {
     this.environment = o.environment;
     this.baseUrl = apiBase(o.baseUrl);
     this.storage = o.storage || defaultStorage();
+    // What a memory storage holds is lost when the process ends.
+    this._memoryOnly = memoryStores.has(this.storage);
     this._fetch = o.fetch || ((...a) => globalThis.fetch(...a));
     this._random = o.random || Math.random;
     this._prefix = `svc:${appId}:${o.environment}:`;
@@ -164,6 +221,9 @@ class Client {
     this._inflight = new Map(); // the same, for requests under way
     this._queue = [];
     this._closed = false;
+    this._tracked = 0; // events tracked so far
+    this._exitTried = -1; // _tracked when the process's exit last flushed
+    this._lastError = null; // the last failure to send events
     this._failures = 0; // consecutive failed event sends
     this._notBefore = 0; // no interval send before this time (backoff, Retry-After)
     this._sending = null;
@@ -178,6 +238,7 @@ class Client {
       this._timer?.unref?.();
     }
     this._listen();
+    watchExit();
   }
 
   // --- storage ----------------------------------------------------------
@@ -221,13 +282,27 @@ class Client {
       // follow, without duplicates.
       const seen = new Set(this._queue.map((e) => e.logId));
       this._queue = stored.filter((e) => e && typeof e.eventId === 'string' && !seen.has(e.logId)).concat(this._queue);
+      // This client sends them now: a closed client that left them there
+      // no longer answers for them at exit.
+      for (const c of pendingAtExit) {
+        if (c !== this && c._closed && c.storage === this.storage && c._prefix === this._prefix) pendingAtExit.delete(c);
+      }
       this._bound();
       await this._saveQueue();
     }
   }
 
   _saveQueue() {
+    this._watchExit();
     return this._set('queue', this._queue.length ? this._queue : undefined);
+  }
+
+  // _watchExit keeps the client in pendingAtExit while it holds events
+  // that the process's exit would leave unsent: those of an open client,
+  // and those of a closed one whose storage ends with the process.
+  _watchExit() {
+    if (this._queue.length && (!this._closed || this._memoryOnly)) pendingAtExit.add(this);
+    else pendingAtExit.delete(this);
   }
 
   // --- HTTP ---------------------------------------------------------------
@@ -426,8 +501,8 @@ class Client {
 
   /**
    * track queues an event and answers {logId} once it is queued (and
-   * stored). It is sent in a batch on the interval, on flush(), and when
-   * the page is hidden.
+   * stored). It is sent in a batch on the interval, on flush(), when the
+   * page is hidden, and in Node before the process exits.
    */
   async track(eventId, opts = {}) {
     if (this._closed) throw new ServiceError('CLIENT_CLOSED', 'the client is closed');
@@ -442,6 +517,7 @@ class Client {
     if (sessionId) ev.sessionId = sessionId;
     if (opts.metadata != null) ev.metadata = opts.metadata;
     this._queue.push(ev);
+    this._tracked++;
     this._bound();
     await this._saveQueue();
     if (this._queue.length >= this.options.maxBatchSize) this._tick();
@@ -534,6 +610,7 @@ class Client {
         out.dropped += r.dropped;
         this._failures = 0;
         this._notBefore = 0;
+        this._lastError = null;
         attempt = 0;
       } catch (err) {
         if (!err.retryable) {
@@ -544,6 +621,7 @@ class Client {
           this._drop(batch, 'rejected', err);
           continue;
         }
+        this._lastError = err;
         this._failures++;
         const wait = this._retryWait(err, this._failures);
         this._notBefore = Date.now() + wait;
@@ -648,7 +726,7 @@ class Client {
     })().catch((e) => {
       this._report(e);
       return this._result();
-    });
+    }).finally(() => this._watchExit());
     return this._closing;
   }
 

@@ -232,7 +232,7 @@ test('events are sent on the interval without flush', async () => {
 test('background failures go to onError, never to an unhandled rejection', async () => {
   const errors = [];
   const f = fakeFetch(() => new TypeError('offline'));
-  const c = client(f, { flushInterval: 10, retryBase: 1, retryMax: 5, onError: (e) => errors.push(e) });
+  const c = client(f, { flushInterval: 10, retryBase: 1, retryMax: 5, storage: mapStorage(), onError: (e) => errors.push(e) });
   await c.track('a');
   await waitFor(() => f.calls.length >= 2, 10000, 'two background attempts');
   assert.ok(errors.every((e) => e instanceof ServiceError));
