@@ -148,6 +148,53 @@ test('baseUrl reaches the service with or without /v1', async () => {
   for (const a of answers.slice(1)) assert.deepEqual({ ...a, impressionRecorded: true }, answers[0]);
 });
 
+// The fields of each answer type in index.d.ts.
+const fields = {
+  AssignedVariant: ['campaignId', 'contentView', 'contentViewId', 'impressionRecorded', 'variantId', 'variantName'],
+  UnassignedVariant: ['campaignId', 'reason', 'variantId'],
+  ContentView: ['id', 'items', 'name', 'status'],
+  ContentBlock: ['appId', 'createdAt', 'id', 'items', 'name', 'publishedAt', 'status', 'updatedAt'],
+  Profile: ['attributes', 'firstSeen', 'lastSeen', 'userId'],
+  FormSubmission: ['formSubmissionId', 'submittedAt', 'success'],
+  TrackResult: ['logId'],
+  FlushResult: ['dropped', 'pending', 'sent'],
+};
+const keys = (o) => Object.keys(o).sort();
+
+test('every answer has the fields its type declares', async () => {
+  const c = sdk();
+  const v = await c.getVariant(svc.seed.campaignId, { userId: 'it-types' });
+  assert.deepEqual(keys(v), fields.AssignedVariant);
+  assert.deepEqual(keys(v.contentView), fields.ContentView);
+  const list = await c.getVariants({ userId: 'it-types' });
+  assert.deepEqual(keys(list), ['data']);
+  for (const a of list.data) assert.deepEqual(keys(a), fields.AssignedVariant);
+  const paused = await svc.admin('POST', `/apps/${svc.seed.appId}/campaigns`, {
+    name: 'SDK types, draft', variants: [{ name: 'A', contentViewId: svc.seed.contentViewIds[0], isControl: true }, { name: 'B', contentViewId: svc.seed.contentViewIds[1] }],
+  });
+  const none = await c.getVariant(paused.id, { userId: 'it-types' });
+  assert.deepEqual(keys(none), fields.UnassignedVariant);
+  assert.equal(none.reason, 'campaign_not_active');
+
+  const p = await c.identify('it-types', { plan: 'pro' });
+  assert.deepEqual(keys(p), fields.Profile);
+  assert.deepEqual(p.attributes, { plan: 'pro' });
+  assert.ok(!Number.isNaN(Date.parse(p.firstSeen)) && !Number.isNaN(Date.parse(p.lastSeen)));
+
+  const block = await c.getContent(svc.seed.contentViewIds[0]);
+  assert.deepEqual(keys(block), fields.ContentBlock);
+  assert.equal(block.status, 'published');
+  assert.equal(typeof block.publishedAt, 'string');
+
+  const form = await svc.admin('POST', `/apps/${svc.seed.appId}/content`, {
+    name: 'SDK types form', status: 'published', items: [{ type: 'form', fields: [{ name: 'email', type: 'email' }] }],
+  });
+  assert.deepEqual(keys(await c.submitForm(form.id, { email: 'a@example.com' })), fields.FormSubmission);
+  assert.deepEqual(keys(await c.track('it-types')), fields.TrackResult);
+  assert.deepEqual(keys(await c.flush()), fields.FlushResult);
+  assert.deepEqual(keys(await c.close()), fields.FlushResult);
+});
+
 test('with the service down, flush returns within its default bound; close keeps the events in the given storage for the next client', async () => {
   const storage = mapStorage();
   const down = sdk({ storage, baseUrl: `http://127.0.0.1:${await closedPort()}`, retryBase: undefined, retryMax: undefined });
