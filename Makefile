@@ -32,8 +32,9 @@ test: lint
 
 # The JavaScript SDK (sdk/js): types (with the DOM lib and without), unit
 # tests, integration and exit tests against a binary built once here, the
-# npm pack install test, and the headless Chromium test of the example page
-# (which skips itself without Chromium).
+# npm pack install test (a CommonJS and an ES module project), and the
+# headless Chromium test of the example page (which skips itself without
+# Chromium).
 sdk-test:
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
 	  echo "*****************************************************************"; \

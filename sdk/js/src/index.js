@@ -1,6 +1,9 @@
 // The JavaScript SDK of the service: variants, events, content and forms
 // for browsers, Node 18+ and React Native. It uses only fetch, timers and
 // the storage object it is given, so it has no runtime dependencies.
+//
+// This file is the source. index.cjs, for require(), is generated from it
+// by scripts/build-cjs.mjs (`npm run build`); a test keeps the two equal.
 
 export const VERSION = '0.1.0';
 

@@ -12,6 +12,7 @@ import { startService, closedPort } from './service.js';
 
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
 const esmURL = pathToFileURL(join(src, 'index.js')).href;
+const cjsPath = join(src, 'index.cjs');
 
 let svc;
 let dir;
@@ -53,15 +54,22 @@ async function events(eventId) {
   return (await svc.admin('GET', `/apps/${svc.seed.appId}/events?eventId=${eventId}&limit=100`)).data;
 }
 
-test('a script that ends without flush() or close() sends its events before it exits', async () => {
+test('a script that ends without flush() or close() sends its events before it exits (import and require)', async () => {
   const opts = `{ key: ${JSON.stringify(svc.seed.clientKey)}, appId: ${svc.seed.appId}, baseUrl: ${JSON.stringify(svc.root)} }`;
-  const esm = await node(`import { createClient } from '${esmURL}';
-    const client = createClient(${opts});
-    await client.track('exit-esm', { userId: 'exit-1', metadata: { n: 1 } });
-    await client.track('exit-esm', { userId: 'exit-1', metadata: { n: 2 } });
-    console.log(client.queueSize);`);
+  const [esm, cjs] = await Promise.all([
+    node(`import { createClient } from '${esmURL}';
+      const client = createClient(${opts});
+      await client.track('exit-esm', { userId: 'exit-1', metadata: { n: 1 } });
+      await client.track('exit-esm', { userId: 'exit-1', metadata: { n: 2 } });
+      console.log(client.queueSize);`),
+    node(`const { createClient } = require(${JSON.stringify(cjsPath)});
+      const client = createClient(${opts});
+      client.track('exit-cjs', { userId: 'exit-2' }).then(() => console.log(client.queueSize));`, { cjs: true }),
+  ]);
   assert.deepEqual(esm, { code: 0, stdout: '2\n', stderr: '' });
+  assert.deepEqual(cjs, { code: 0, stdout: '1\n', stderr: '' });
   assert.deepEqual((await events('exit-esm')).map((e) => e.metadata.n).sort(), [1, 2]);
+  assert.equal((await events('exit-cjs')).length, 1);
 });
 
 test('with the service down, the process exits within flushTimeout and says once how many events were lost or kept; the kept ones go with the next run', async () => {
@@ -95,10 +103,10 @@ test('with the service down, the process exits within flushTimeout and says once
   assert.deepEqual(JSON.parse(JSON.parse(readFileSync(store, 'utf8'))[`svc:${svc.seed.appId}:production:queue`]).map((e) => e.logId), ids);
 
   // The next run, with the service up, sends the kept events before it exits.
-  const second = await node(`import { createClient } from '${esmURL}';
-    ${esmFileStorage}
+  const second = await node(`${fileStorage}
+    const { createClient } = require(${JSON.stringify(cjsPath)});
     createClient({ key: ${JSON.stringify(svc.seed.clientKey)}, appId: ${svc.seed.appId}, baseUrl: ${JSON.stringify(svc.base)}, storage: fileStorage });`,
-  { env: { STORE: store } });
+  { cjs: true, env: { STORE: store } });
   assert.deepEqual(second, { code: 0, stdout: '', stderr: '' });
   assert.deepEqual((await events('exit-kept')).map((e) => e.logId).sort(), [...ids].sort());
   assert.equal((await events('exit-down')).length, 0);
