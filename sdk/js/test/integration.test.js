@@ -203,11 +203,12 @@ test('with the service down, flush returns within its default bound; close keeps
   let t0 = Date.now();
   assert.deepEqual(await down.flush(), { sent: 0, dropped: 0, pending: 3 });
   const took = Date.now() - t0;
-  // The default flushTimeout is 5 s; without it, five retries took over 12 s.
-  assert.ok(took <= 5000 + 500, `flush took ${took} ms`);
+  // The default flushTimeout is 5 s (with room for a busy machine); without
+  // it, five retries took over 12 s.
+  assert.ok(took <= 5000 + 1500, `flush took ${took} ms`);
   t0 = Date.now();
   assert.deepEqual(await down.close(), { sent: 0, dropped: 0, pending: 3 });
-  assert.ok(Date.now() - t0 <= 5000 + 500, `close took ${Date.now() - t0} ms`);
+  assert.ok(Date.now() - t0 <= 5000 + 1500, `close took ${Date.now() - t0} ms`);
   const stored = JSON.parse(storage.map.get(`svc:${svc.seed.appId}:production:queue`));
   assert.deepEqual(stored.map((e) => e.logId), ids);
 
