@@ -30,9 +30,11 @@ test: lint
 	else echo "make test: no gcc, race detector run skipped"; fi
 	@$(MAKE) --no-print-directory sdk-test
 
-# The JavaScript SDK (sdk/js): types, unit tests, integration tests against
-# a binary built once here, the npm pack install test, and the headless
-# Chromium test of the example page (which skips itself without Chromium).
+# The JavaScript SDK (sdk/js): types (with the DOM lib and without), unit
+# tests, integration and exit tests against a binary built once here, the
+# npm pack install test (a CommonJS and an ES module project), and the
+# headless Chromium test of the example page (which skips itself without
+# Chromium).
 sdk-test:
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
 	  echo "*****************************************************************"; \
@@ -43,6 +45,7 @@ sdk-test:
 	CGO_ENABLED=0 $(GO) build -o "$$tmp/service" .; \
 	cd sdk/js; npm ci --no-audit --no-fund; \
 	npx tsc --noEmit -p tsconfig.json; \
+	npx tsc --noEmit -p tsconfig.node.json; \
 	SERVICE_BIN="$$tmp/service" node --test test/*.test.js
 
 race:

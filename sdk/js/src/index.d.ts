@@ -1,4 +1,13 @@
 // Types of the service's JavaScript SDK (src/index.js).
+//
+// They compile with or without the DOM lib ("lib": ["ES2022"] in a Node
+// project): what the SDK touches of the DOM and of fetch is typed by its
+// shape (RenderTarget, DocumentLike, FetchLike), which DOM elements,
+// documents and fetch all have.
+
+/** The global type Name (MouseEvent, AbortSignal, …) where a lib declares it, else Fallback. */
+type GlobalOr<Name extends string, Fallback> =
+  typeof globalThis extends { [K in Name]: { prototype: infer T } } ? T : Fallback;
 
 export declare const VERSION: string;
 
@@ -21,7 +30,10 @@ export interface ClientOptions {
   appId: number;
   /** Sent with form submissions and part of the storage namespace. Default "production". */
   environment?: string;
-  /** The API base, with its version. Default "http://localhost:8080/v1". */
+  /**
+   * The service's URL, with or without the API version: "https://ab.example.com" and
+   * "https://ab.example.com/v1" are the same. Default "http://localhost:8080/v1".
+   */
   baseUrl?: string;
   /** Default: localStorage in browsers, else an in-memory store. */
   storage?: AsyncStorageLike;
@@ -35,14 +47,19 @@ export interface ClientOptions {
   maxQueueSize?: number;
   /** Retries of a failed flush() before it gives up for now. Default 5. */
   maxRetries?: number;
+  /**
+   * Most milliseconds flush() and close() take, retries included; what is not sent by then
+   * stays queued and stored. Infinity for no bound. Default 5000.
+   */
+  flushTimeout?: number;
   /** First retry delay in ms; doubles each retry, with jitter. Default 500. */
   retryBase?: number;
   /** Cap of a retry delay in ms. Default 30000. */
   retryMax?: number;
   /** Request timeout in ms. Default 10000. */
   timeout?: number;
-  /** Replaces the global fetch (tests, custom transports). */
-  fetch?: typeof fetch;
+  /** Replaces the global fetch (tests, custom transports); fetch itself fits. */
+  fetch?: FetchLike;
   /** Replaces Math.random for the retry jitter. */
   random?: () => number;
   /** Told of every failure the app did not await: background sends, storage, fallbacks. */
@@ -50,6 +67,27 @@ export interface ClientOptions {
   /** Told of events that will never be sent, and why. */
   onDrop?: (events: QueuedEvent[], reason: DropReason, error?: ServiceError) => void;
 }
+
+/** What the SDK passes to fetch. */
+export interface FetchInit {
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+  keepalive?: boolean;
+  /** Aborts the request at its timeout. */
+  signal?: GlobalOr<'AbortSignal', unknown>;
+}
+
+/** What the SDK reads of fetch's answer; a fetch Response has it. */
+export interface FetchResponseLike {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+  text(): Promise<string>;
+}
+
+/** A fetch: the global one, or a replacement. */
+export type FetchLike = (url: string, init: FetchInit) => Promise<FetchResponseLike>;
 
 /** An error from the service, or from the SDK itself (status 0). */
 export declare class ServiceError extends Error {
@@ -85,12 +123,23 @@ export interface FormField {
   pattern?: string;
 }
 
+export type ContentStatus = 'draft' | 'published' | 'archived';
+
+/** A content block as a variant answer carries it. */
 export interface ContentView {
   id: number;
   name: string;
-  status: string;
+  status: ContentStatus;
   items: ContentItem[];
-  [key: string]: unknown;
+}
+
+/** A content block as getContent answers it (always published there). */
+export interface ContentBlock extends ContentView {
+  appId: number;
+  /** When the block last entered `published` (ISO 8601). */
+  publishedAt: string | null;
+  createdAt: string;
+  updatedAt: string;
 }
 
 export interface AssignedVariant {
@@ -106,10 +155,26 @@ export interface AssignedVariant {
 export interface UnassignedVariant {
   campaignId: number;
   variantId: null;
-  reason: 'campaign_not_active' | 'not_in_audience' | string;
+  reason: 'campaign_not_active' | 'not_in_audience' | (string & {});
 }
 
 export type VariantAnswer = AssignedVariant | UnassignedVariant;
+
+/** getVariants' answer: the user's variant in every active campaign that applies. */
+export interface VariantList {
+  data: AssignedVariant[];
+}
+
+/** A user's profile, as identify answers it. */
+export interface Profile {
+  userId: string;
+  /** Every attribute of the user, after the merge. */
+  attributes: Record<string, unknown>;
+  /** The first sighting of the user (ISO 8601). */
+  firstSeen: string;
+  /** When the attributes last changed, or a later sighting (ISO 8601; may lag by a minute). */
+  lastSeen: string;
+}
 
 export interface UserOptions {
   userId?: string;
@@ -127,6 +192,11 @@ export interface TrackOptions extends UserOptions {
   logId?: string;
 }
 
+export interface TrackResult {
+  /** The event's idempotency key: the one given, or a generated one. */
+  logId: string;
+}
+
 export interface QueuedEvent {
   eventId: string;
   logId: string;
@@ -140,7 +210,7 @@ export interface FlushResult {
   sent: number;
   /** Events refused and dropped (see onDrop). */
   dropped: number;
-  /** Events still queued after a failure that may pass later. */
+  /** Events still queued (and stored) after a failure that may pass later. */
   pending: number;
 }
 
@@ -150,15 +220,32 @@ export interface FormSubmission {
   submittedAt: string;
 }
 
+/** The parts of a DOM element that renderContent uses; every DOM Element has them. */
+export interface RenderTarget {
+  readonly firstChild: unknown;
+  appendChild(node: never): unknown;
+  removeChild(node: never): unknown;
+  readonly ownerDocument?: DocumentLike | null;
+}
+
+/** The part of a DOM document that renderContent uses. */
+export interface DocumentLike {
+  createElement(tagName: string): unknown;
+}
+
+/** A button's click: the DOM's MouseEvent where the DOM lib is loaded. */
+export type ButtonClick = GlobalOr<'MouseEvent', { readonly type: string; preventDefault(): void }>;
+
 export interface RenderOptions {
   client?: Client;
   userId?: string;
   sessionId?: string;
   /** For an items array, the block whose form is submitted. */
   contentViewId?: number;
-  document?: Document;
+  /** Default: the element's ownerDocument, else the global document. */
+  document?: DocumentLike;
   onSubmit?: (answer: FormSubmission) => void;
-  onButtonClick?: (item: ContentItem, event: Event) => void;
+  onButtonClick?: (item: ContentItem, event: ButtonClick) => void;
 }
 
 /**
@@ -170,21 +257,25 @@ export type Renderable = ContentView | AssignedVariant | ContentItem[] | null;
 export interface Client {
   readonly appId: number;
   readonly environment: string;
+  /** The API base in use, always ending in /v1. */
+  readonly baseUrl: string;
   /** The session id in use, once the client has loaded it (after the first call). */
   readonly sessionId: string | null;
   readonly queueSize: number;
   getVariant(campaignId: number, options?: VariantOptions): Promise<VariantAnswer>;
-  getVariants(options?: VariantOptions): Promise<{ data: AssignedVariant[] }>;
-  identify(userId: string, attributes?: Record<string, unknown>): Promise<unknown>;
-  track(eventId: string, options?: TrackOptions): Promise<{ logId: string }>;
-  getContent(contentViewId: number): Promise<ContentView>;
+  getVariants(options?: VariantOptions): Promise<VariantList>;
+  identify(userId: string, attributes?: Record<string, unknown>): Promise<Profile>;
+  track(eventId: string, options?: TrackOptions): Promise<TrackResult>;
+  getContent(contentViewId: number): Promise<ContentBlock>;
   submitForm(contentViewId: number, data: Record<string, unknown>, options?: UserOptions): Promise<FormSubmission>;
+  /** Sends the queue, within flushTimeout; never rejects. */
   flush(): Promise<FlushResult>;
-  close(): Promise<void>;
-  renderContent<E extends Element>(block: Renderable, element: E, options?: Omit<RenderOptions, 'client'>): E;
+  /** Stops the client after a last send within flushTimeout; what is left stays in storage. Never rejects. */
+  close(): Promise<FlushResult>;
+  renderContent<E extends RenderTarget>(block: Renderable, element: E, options?: Omit<RenderOptions, 'client'>): E;
 }
 
 export declare function createClient(options: ClientOptions): Client;
 export declare function memoryStorage(): AsyncStorageLike;
 export declare function backoffDelay(attempt: number, base?: number, max?: number, random?: () => number): number;
-export declare function renderContent<E extends Element>(block: Renderable, element: E, options?: RenderOptions): E;
+export declare function renderContent<E extends RenderTarget>(block: Renderable, element: E, options?: RenderOptions): E;

@@ -1,6 +1,9 @@
 // The JavaScript SDK of the service: variants, events, content and forms
 // for browsers, Node 18+ and React Native. It uses only fetch, timers and
 // the storage object it is given, so it has no runtime dependencies.
+//
+// This file is the source. index.cjs, for require(), is generated from it
+// by scripts/build-cjs.mjs (`npm run build`); a test keeps the two equal.
 
 export const VERSION = '0.1.0';
 
@@ -30,14 +33,20 @@ export class ServiceError extends Error {
   }
 }
 
+// The storages made by memoryStorage: what a client keeps in them ends
+// with the process.
+const memoryStores = new WeakSet();
+
 /** memoryStorage is an async storage that lives as long as the process. */
 export function memoryStorage() {
   const m = new Map();
-  return {
+  const s = {
     async getItem(k) { return m.has(k) ? m.get(k) : null; },
     async setItem(k, v) { m.set(k, String(v)); },
     async removeItem(k) { m.delete(k); },
   };
+  memoryStores.add(s);
+  return s;
 }
 
 // localStorage, wrapped to the async interface, where it exists and works
@@ -91,7 +100,9 @@ function randomId() {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Timers take at most 2^31-1 ms; a longer delay would fire at once.
+const MAX_DELAY = 2147483647;
+const sleep = (ms) => new Promise((r) => setTimeout(r, Math.min(ms, MAX_DELAY)));
 
 function invalidArgument(message) {
   return new ServiceError('INVALID_ARGUMENT', message);
@@ -101,6 +112,7 @@ const defaults = {
   baseUrl: 'http://localhost:8080/v1',
   environment: 'production',
   flushInterval: 5000,
+  flushTimeout: 5000,
   maxBatchSize: MAX_BATCH,
   maxQueueSize: 1000,
   maxRetries: 5,
@@ -108,6 +120,75 @@ const defaults = {
   retryMax: 30000,
   timeout: 10000,
 };
+
+// --- Node: events left at exit -------------------------------------------
+
+// The clients holding events that the process's exit would leave unsent
+// (see Client._watchExit). Only they are referenced, and only while they
+// hold such events.
+const pendingAtExit = new Set();
+let exitHooked = false;
+let exitToldOnce = false;
+
+// watchExit hooks the process once, in Node only: before it exits, open
+// clients flush their queues; when it exits with events still unsent, one
+// line on stderr says how many, and whether they are kept or lost.
+function watchExit() {
+  const proc = globalThis.process;
+  if (exitHooked || !proc || typeof proc.on !== 'function' || !proc.versions?.node) return;
+  exitHooked = true;
+  // beforeExit comes each time the event loop runs dry. A client flushes
+  // there once per new event: when the service cannot be reached, the
+  // next beforeExit finds nothing new, and the process ends.
+  proc.on('beforeExit', () => {
+    for (const c of pendingAtExit) {
+      if (c._closed || c._exitTried === c._tracked) continue;
+      c._exitTried = c._tracked;
+      c.flush();
+    }
+  });
+  proc.on('exit', () => {
+    if (exitToldOnce) return;
+    let lost = 0;
+    let kept = 0;
+    let why = null;
+    for (const c of pendingAtExit) {
+      if (c._memoryOnly) lost += c._queue.length;
+      else kept += c._queue.length;
+      why = why || c._lastError;
+    }
+    if (!lost && !kept) return;
+    exitToldOnce = true;
+    const n = lost + kept;
+    const parts = [];
+    if (lost) parts.push(`${lost === n ? (n === 1 ? 'it is' : 'they are') : lost + (lost === 1 ? ' is' : ' are')} lost, as the client's storage is in memory`);
+    if (kept) parts.push(`${kept === n ? (n === 1 ? 'it stays' : 'they stay') : kept + (kept === 1 ? ' stays' : ' stay')} in the client's storage for the next client`);
+    const cause = why ? ` (last error: ${why.code} ${why.message})` : '';
+    try {
+      proc.stderr?.write?.(`service-sdk: ${n === 1 ? '1 event was' : `${n} events were`} not sent before the process exited${cause}; ${parts.join('; ')}.\n`);
+    } catch { /* nowhere to say it */ }
+  });
+}
+
+/**
+ * apiBase answers the API base of a baseUrl given with or without its
+ * version (https://ab.example.com, https://ab.example.com/v1, a path
+ * prefix of a proxy), and throws INVALID_ARGUMENT for what cannot be one.
+ * It parses with a pattern, not URL, whose pathname React Native lacks.
+ */
+function apiBase(baseUrl) {
+  const m = typeof baseUrl === 'string' ? /^(https?:\/\/[^/?#\s]+)(\/[^?#\s]*)?$/i.exec(baseUrl.trim()) : null;
+  if (!m) {
+    throw invalidArgument(`createClient: baseUrl must be an http(s) URL such as "https://ab.example.com" or "https://ab.example.com/v1", without query or fragment; got ${JSON.stringify(baseUrl)}`);
+  }
+  const path = (m[2] || '').replace(/\/+$/, '');
+  if (/\/v1$/.test(path)) return m[1] + path;
+  const version = /\/v\d+$/.exec(path);
+  if (version) {
+    throw invalidArgument(`createClient: baseUrl ends with ${version[0]}, but this SDK speaks /v1: pass "${m[1] + path.slice(0, -version[0].length)}" or "${m[1] + path.slice(0, -version[0].length)}/v1"`);
+  }
+  return `${m[1] + path}/v1`;
+}
 
 /**
  * createClient returns a client for one app. See README.md for the
@@ -127,12 +208,15 @@ class Client {
     const o = { ...defaults };
     for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
     o.maxBatchSize = Math.min(MAX_BATCH, Math.max(1, o.maxBatchSize | 0));
+    if (!(o.flushTimeout > 0)) throw invalidArgument('createClient: flushTimeout must be a positive number of milliseconds (Infinity for no bound)');
     this.options = o;
     this.appId = appId;
     this.key = o.key;
     this.environment = o.environment;
-    this.baseUrl = String(o.baseUrl).replace(/\/+$/, '');
+    this.baseUrl = apiBase(o.baseUrl);
     this.storage = o.storage || defaultStorage();
+    // What a memory storage holds is lost when the process ends.
+    this._memoryOnly = memoryStores.has(this.storage);
     this._fetch = o.fetch || ((...a) => globalThis.fetch(...a));
     this._random = o.random || Math.random;
     this._prefix = `svc:${appId}:${o.environment}:`;
@@ -140,9 +224,13 @@ class Client {
     this._inflight = new Map(); // the same, for requests under way
     this._queue = [];
     this._closed = false;
+    this._tracked = 0; // events tracked so far
+    this._exitTried = -1; // _tracked when the process's exit last flushed
+    this._lastError = null; // the last failure to send events
     this._failures = 0; // consecutive failed event sends
     this._notBefore = 0; // no interval send before this time (backoff, Retry-After)
     this._sending = null;
+    this._eventSends = new Set(); // AbortControllers of event requests under way
     this._flushChain = Promise.resolve();
     this._writeChain = Promise.resolve();
     this.sessionId = typeof o.sessionId === 'string' && o.sessionId ? o.sessionId : null;
@@ -153,6 +241,7 @@ class Client {
       this._timer?.unref?.();
     }
     this._listen();
+    watchExit();
   }
 
   // --- storage ----------------------------------------------------------
@@ -196,13 +285,27 @@ class Client {
       // follow, without duplicates.
       const seen = new Set(this._queue.map((e) => e.logId));
       this._queue = stored.filter((e) => e && typeof e.eventId === 'string' && !seen.has(e.logId)).concat(this._queue);
+      // This client sends them now: a closed client that left them there
+      // no longer answers for them at exit.
+      for (const c of pendingAtExit) {
+        if (c !== this && c._closed && c.storage === this.storage && c._prefix === this._prefix) pendingAtExit.delete(c);
+      }
       this._bound();
       await this._saveQueue();
     }
   }
 
   _saveQueue() {
+    this._watchExit();
     return this._set('queue', this._queue.length ? this._queue : undefined);
+  }
+
+  // _watchExit keeps the client in pendingAtExit while it holds events
+  // that the process's exit would leave unsent: those of an open client,
+  // and those of a closed one whose storage ends with the process.
+  _watchExit() {
+    if (this._queue.length && (!this._closed || this._memoryOnly)) pendingAtExit.add(this);
+    else pendingAtExit.delete(this);
   }
 
   // --- HTTP ---------------------------------------------------------------
@@ -234,7 +337,10 @@ class Client {
     return err.retryAfter !== undefined ? Math.max(err.retryAfter, backoff / 2) : backoff;
   }
 
-  async _send(method, path, body, keepalive) {
+  // _send makes one request; deadline (a time in ms), when given, cuts
+  // the request's timeout short. An event send (events) can also be cut
+  // by close().
+  async _send(method, path, body, keepalive, deadline = Infinity, events = false) {
     const headers = { Authorization: `Bearer ${this.key}` };
     const init = { method, headers };
     if (body !== undefined) {
@@ -243,19 +349,27 @@ class Client {
     }
     if (keepalive) init.keepalive = true;
     let timer;
-    if (typeof AbortController === 'function' && this.options.timeout > 0) {
-      const ac = new AbortController();
+    let ac;
+    const timeout = Math.max(0, Math.min(this.options.timeout > 0 ? this.options.timeout : Infinity, deadline - Date.now()));
+    if (typeof AbortController === 'function' && (timeout <= MAX_DELAY || events)) {
+      ac = new AbortController();
       init.signal = ac.signal;
-      timer = setTimeout(() => ac.abort(), this.options.timeout);
+      if (timeout <= MAX_DELAY) timer = setTimeout(() => ac.abort(), timeout);
+      if (events) this._eventSends.add(ac);
     }
     let res;
     try {
       res = await this._fetch(this.baseUrl + path, init);
     } catch (e) {
-      if (e?.name === 'AbortError') throw new ServiceError('TIMEOUT', `${method} ${path}: no answer within ${this.options.timeout} ms`, { cause: e });
+      if (e?.name === 'AbortError') {
+        // Retryable either way: the events stay queued.
+        const why = ac?.cutByClose ? 'closed before an answer came' : `no answer within ${timeout} ms`;
+        throw new ServiceError('TIMEOUT', `${method} ${path}: ${why}`, { cause: e });
+      }
       throw new ServiceError('NETWORK_ERROR', `${method} ${path}: ${e?.message || e}`, { cause: e });
     } finally {
       clearTimeout(timer);
+      this._eventSends.delete(ac);
     }
     let data = null;
     const text = await res.text().catch(() => '');
@@ -390,8 +504,8 @@ class Client {
 
   /**
    * track queues an event and answers {logId} once it is queued (and
-   * stored). It is sent in a batch on the interval, on flush(), and when
-   * the page is hidden.
+   * stored). It is sent in a batch on the interval, on flush(), when the
+   * page is hidden, and in Node before the process exits.
    */
   async track(eventId, opts = {}) {
     if (this._closed) throw new ServiceError('CLIENT_CLOSED', 'the client is closed');
@@ -406,6 +520,7 @@ class Client {
     if (sessionId) ev.sessionId = sessionId;
     if (opts.metadata != null) ev.metadata = opts.metadata;
     this._queue.push(ev);
+    this._tracked++;
     this._bound();
     await this._saveQueue();
     if (this._queue.length >= this.options.maxBatchSize) this._tick();
@@ -438,20 +553,44 @@ class Client {
   }
 
   /**
-   * flush sends every queued event now, retrying failures with backoff,
-   * and answers {sent, dropped, pending}. It never rejects: what could not
-   * be sent stays queued, and the error goes to onError.
+   * flush sends every queued event now, retrying failures with backoff for
+   * at most flushTimeout ms, and answers {sent, dropped, pending}. It never
+   * rejects: what could not be sent stays queued (and stored), and the
+   * error goes to onError.
    */
   flush() {
+    const deadline = Date.now() + this.options.flushTimeout;
     this._flushChain = this._flushChain.then(async () => {
       // An interval send under way finishes first.
-      while (this._sending) await this._sending.catch(() => {});
-      return this._sendQueued({ retries: this.options.maxRetries, force: true });
+      if (!(await this._sendingDone(deadline))) return this._result();
+      return this._sendQueued({ retries: this.options.maxRetries, force: true, deadline });
     }).catch((e) => {
       this._report(e);
-      return { sent: 0, dropped: 0, pending: this._queue.length };
+      return this._result();
     });
     return this._flushChain;
+  }
+
+  _result(sent = 0, dropped = 0) {
+    return { sent, dropped, pending: this._queue.length };
+  }
+
+  // _sendingDone waits for the send under way, if any, until deadline; it
+  // answers whether the send ended.
+  async _sendingDone(deadline) {
+    while (this._sending) {
+      const left = deadline - Date.now();
+      if (left > MAX_DELAY) {
+        await this._sending.catch(() => {});
+        continue;
+      }
+      let timer;
+      const late = new Promise((r) => { timer = setTimeout(r, Math.max(0, left), 'late'); });
+      const r = await Promise.race([this._sending.catch(() => {}), late]);
+      clearTimeout(timer);
+      if (r === 'late') return false;
+    }
+    return true;
   }
 
   _sendQueued(opts) {
@@ -460,18 +599,21 @@ class Client {
     return p;
   }
 
-  async _sendAll({ retries, force = false, keepalive = false }) {
+  // _sendAll sends the queue in batches. A retryable failure is retried
+  // `retries` times when forced, never past deadline.
+  async _sendAll({ retries, force = false, keepalive = false, deadline = Infinity }) {
     await this._ready;
-    const out = { sent: 0, dropped: 0, pending: 0 };
+    const out = this._result();
     let attempt = 0;
-    while (this._queue.length) {
+    while (this._queue.length && Date.now() < deadline) {
       const batch = this._nextBatch(keepalive);
       try {
-        const r = await this._sendBatch(batch, keepalive);
+        const r = await this._sendBatch(batch, keepalive, deadline);
         out.sent += r.sent;
         out.dropped += r.dropped;
         this._failures = 0;
         this._notBefore = 0;
+        this._lastError = null;
         attempt = 0;
       } catch (err) {
         if (!err.retryable) {
@@ -482,10 +624,11 @@ class Client {
           this._drop(batch, 'rejected', err);
           continue;
         }
+        this._lastError = err;
         this._failures++;
         const wait = this._retryWait(err, this._failures);
         this._notBefore = Date.now() + wait;
-        if (!force || attempt >= retries || this._closed) {
+        if (!force || attempt >= retries || this._closed || this._notBefore >= deadline) {
           this._report(err);
           break;
         }
@@ -510,8 +653,8 @@ class Client {
     return batch;
   }
 
-  async _sendBatch(batch, keepalive) {
-    const answer = await this._send('POST', `/apps/${this.appId}/events/batch`, { events: batch }, keepalive);
+  async _sendBatch(batch, keepalive, deadline) {
+    const answer = await this._send('POST', `/apps/${this.appId}/events/batch`, { events: batch }, keepalive, deadline, true);
     const results = Array.isArray(answer?.data) ? answer.data : [];
     const rejected = [];
     let sent = 0;
@@ -553,24 +696,40 @@ class Client {
 
   /**
    * close stops the interval and the page listeners and makes one last
-   * attempt to send what is queued; what fails stays in storage for the
-   * next client. It answers a promise that never rejects.
+   * attempt, within flushTimeout, to send what is queued; what fails stays
+   * in the storage for the next client. It answers {sent, dropped,
+   * pending} and never rejects.
    */
   close() {
     if (this._closed) return this._closing;
+    const deadline = Date.now() + this.options.flushTimeout;
     clearInterval(this._timer);
     const doc = globalThis.document;
     if (this._onHide) {
       doc?.removeEventListener?.('visibilitychange', this._onHide);
       globalThis.window?.removeEventListener?.('pagehide', this._onHide);
     }
-    this._closing = (async () => {
-      while (this._sending) await this._sending.catch(() => {});
-      this._closed = true;
-      if (this._queue.length) await this._sendAll({ retries: 0, keepalive: true }).catch((e) => this._report(e));
-      await this._writeChain;
-    })().catch((e) => this._report(e));
     this._closed = true;
+    this._closing = (async () => {
+      await this._ready;
+      let out = this._result();
+      if (!(await this._sendingDone(deadline))) {
+        // A send that outlasts close() would hold a Node process open:
+        // it is cut, and its events stay stored.
+        for (const ac of this._eventSends) {
+          ac.cutByClose = true;
+          ac.abort();
+        }
+        await this._sending?.catch(() => {});
+      } else if (this._queue.length) {
+        out = await this._sendAll({ retries: 0, keepalive: true, deadline });
+      }
+      await this._writeChain;
+      return { ...out, pending: this._queue.length };
+    })().catch((e) => {
+      this._report(e);
+      return this._result();
+    }).finally(() => this._watchExit());
     return this._closing;
   }
 

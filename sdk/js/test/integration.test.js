@@ -3,7 +3,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createClient, memoryStorage, ServiceError } from '../src/index.js';
-import { startService } from './service.js';
+import { startService, closedPort } from './service.js';
+import { mapStorage } from './fakes.js';
 
 let svc;
 before(async () => { svc = await startService(); });
@@ -131,4 +132,90 @@ test('a form submission is stored; bad data is refused with its fields', async (
   await assert.rejects(c.submitForm(block.id, { email: 'nope' }), (e) => e instanceof ServiceError &&
     e.status === 400 && e.code === 'INVALID_REQUEST' && typeof e.details.fields['data.email'] === 'string');
   await c.close();
+});
+
+test('baseUrl reaches the service with or without /v1', async () => {
+  const answers = [];
+  for (const baseUrl of [svc.root, `${svc.root}/`, svc.base, `${svc.base}/`]) {
+    const f = countingFetch();
+    const c = sdk({ baseUrl, fetch: f });
+    assert.equal(c.baseUrl, svc.base);
+    answers.push(await c.getVariant(svc.seed.campaignId, { userId: 'it-base-user' }));
+    assert.deepEqual(f.calls, [`POST /v1/apps-external/${svc.seed.appId}/campaigns/${svc.seed.campaignId}/variant`]);
+    await c.close();
+  }
+  assert.equal(answers[0].impressionRecorded, true);
+  for (const a of answers.slice(1)) assert.deepEqual({ ...a, impressionRecorded: true }, answers[0]);
+});
+
+// The fields of each answer type in index.d.ts.
+const fields = {
+  AssignedVariant: ['campaignId', 'contentView', 'contentViewId', 'impressionRecorded', 'variantId', 'variantName'],
+  UnassignedVariant: ['campaignId', 'reason', 'variantId'],
+  ContentView: ['id', 'items', 'name', 'status'],
+  ContentBlock: ['appId', 'createdAt', 'id', 'items', 'name', 'publishedAt', 'status', 'updatedAt'],
+  Profile: ['attributes', 'firstSeen', 'lastSeen', 'userId'],
+  FormSubmission: ['formSubmissionId', 'submittedAt', 'success'],
+  TrackResult: ['logId'],
+  FlushResult: ['dropped', 'pending', 'sent'],
+};
+const keys = (o) => Object.keys(o).sort();
+
+test('every answer has the fields its type declares', async () => {
+  const c = sdk();
+  const v = await c.getVariant(svc.seed.campaignId, { userId: 'it-types' });
+  assert.deepEqual(keys(v), fields.AssignedVariant);
+  assert.deepEqual(keys(v.contentView), fields.ContentView);
+  const list = await c.getVariants({ userId: 'it-types' });
+  assert.deepEqual(keys(list), ['data']);
+  for (const a of list.data) assert.deepEqual(keys(a), fields.AssignedVariant);
+  const paused = await svc.admin('POST', `/apps/${svc.seed.appId}/campaigns`, {
+    name: 'SDK types, draft', variants: [{ name: 'A', contentViewId: svc.seed.contentViewIds[0], isControl: true }, { name: 'B', contentViewId: svc.seed.contentViewIds[1] }],
+  });
+  const none = await c.getVariant(paused.id, { userId: 'it-types' });
+  assert.deepEqual(keys(none), fields.UnassignedVariant);
+  assert.equal(none.reason, 'campaign_not_active');
+
+  const p = await c.identify('it-types', { plan: 'pro' });
+  assert.deepEqual(keys(p), fields.Profile);
+  assert.deepEqual(p.attributes, { plan: 'pro' });
+  assert.ok(!Number.isNaN(Date.parse(p.firstSeen)) && !Number.isNaN(Date.parse(p.lastSeen)));
+
+  const block = await c.getContent(svc.seed.contentViewIds[0]);
+  assert.deepEqual(keys(block), fields.ContentBlock);
+  assert.equal(block.status, 'published');
+  assert.equal(typeof block.publishedAt, 'string');
+
+  const form = await svc.admin('POST', `/apps/${svc.seed.appId}/content`, {
+    name: 'SDK types form', status: 'published', items: [{ type: 'form', fields: [{ name: 'email', type: 'email' }] }],
+  });
+  assert.deepEqual(keys(await c.submitForm(form.id, { email: 'a@example.com' })), fields.FormSubmission);
+  assert.deepEqual(keys(await c.track('it-types')), fields.TrackResult);
+  assert.deepEqual(keys(await c.flush()), fields.FlushResult);
+  assert.deepEqual(keys(await c.close()), fields.FlushResult);
+});
+
+test('with the service down, flush returns within its default bound; close keeps the events in the given storage for the next client', async () => {
+  const storage = mapStorage();
+  const down = sdk({ storage, baseUrl: `http://127.0.0.1:${await closedPort()}`, retryBase: undefined, retryMax: undefined });
+  const ids = [];
+  for (let i = 0; i < 3; i++) ids.push((await down.track('it-down', { userId: 'it-user-5', metadata: { i } })).logId);
+  let t0 = Date.now();
+  assert.deepEqual(await down.flush(), { sent: 0, dropped: 0, pending: 3 });
+  const took = Date.now() - t0;
+  // The default flushTimeout is 5 s (with room for a busy machine); without
+  // it, five retries took over 12 s.
+  assert.ok(took <= 5000 + 1500, `flush took ${took} ms`);
+  t0 = Date.now();
+  assert.deepEqual(await down.close(), { sent: 0, dropped: 0, pending: 3 });
+  assert.ok(Date.now() - t0 <= 5000 + 1500, `close took ${Date.now() - t0} ms`);
+  const stored = JSON.parse(storage.map.get(`svc:${svc.seed.appId}:production:queue`));
+  assert.deepEqual(stored.map((e) => e.logId), ids);
+
+  const next = sdk({ storage });
+  assert.deepEqual(await next.flush(), { sent: 3, dropped: 0, pending: 0 });
+  const events = await svc.admin('GET', `/apps/${svc.seed.appId}/events?eventId=it-down&limit=100`);
+  assert.deepEqual(events.data.map((e) => e.logId).sort(), [...ids].sort());
+  await next.close();
+  assert.equal(storage.map.has(`svc:${svc.seed.appId}:production:queue`), false);
 });

@@ -2,6 +2,7 @@
 // test run with `go build`, served on a temporary database, seeded
 // through the CLI.
 import { spawn, execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
@@ -60,4 +61,13 @@ export async function startService() {
     if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   };
   return { bin, root, base, seed, admin, stop, dir };
+}
+
+/** closedPort answers a local port that nothing listens on: a service that is down. */
+export async function closedPort() {
+  const srv = createServer();
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address();
+  await new Promise((r) => srv.close(r));
+  return port;
 }

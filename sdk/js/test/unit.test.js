@@ -137,12 +137,14 @@ test('flush retries 5xx and network errors with backoff, sending the same logIds
 test('flush gives up after maxRetries and keeps the events queued', async () => {
   const errors = [];
   const f = fakeFetch(() => json(500, { error: { code: 'INTERNAL_ERROR', message: 'x', details: {} } }));
-  const c = client(f, { maxRetries: 2, onError: (e) => errors.push(e) });
+  const storage = mapStorage();
+  const c = client(f, { maxRetries: 2, storage, onError: (e) => errors.push(e) });
   await c.track('a');
   assert.deepEqual(await c.flush(), { sent: 0, dropped: 0, pending: 1 });
   assert.equal(f.calls.length, 3);
   assert.equal(errors.at(-1).status, 500);
-  await c.close();
+  assert.deepEqual(await c.close(), { sent: 0, dropped: 0, pending: 1 });
+  assert.equal(JSON.parse(storage.map.get('svc:1:production:queue')).length, 1);
 });
 
 test('a 4xx refusal of the batch is not retried; the events are dropped and reported', async () => {
@@ -230,7 +232,7 @@ test('events are sent on the interval without flush', async () => {
 test('background failures go to onError, never to an unhandled rejection', async () => {
   const errors = [];
   const f = fakeFetch(() => new TypeError('offline'));
-  const c = client(f, { flushInterval: 10, retryBase: 1, retryMax: 5, onError: (e) => errors.push(e) });
+  const c = client(f, { flushInterval: 10, retryBase: 1, retryMax: 5, storage: mapStorage(), onError: (e) => errors.push(e) });
   await c.track('a');
   await waitFor(() => f.calls.length >= 2, 10000, 'two background attempts');
   assert.ok(errors.every((e) => e instanceof ServiceError));
@@ -307,4 +309,106 @@ test('backoffDelay doubles from base up to max, with jitter in the upper half', 
   }
   const seen = new Set(Array.from({ length: 50 }, () => backoffDelay(3)));
   assert.ok(seen.size > 1, 'no jitter');
+});
+
+test('baseUrl is taken with or without /v1, and a trailing slash', async () => {
+  for (const [given, base] of [
+    ['https://ab.example.com', 'https://ab.example.com/v1'],
+    ['https://ab.example.com/', 'https://ab.example.com/v1'],
+    ['https://ab.example.com/v1', 'https://ab.example.com/v1'],
+    ['https://ab.example.com/v1/', 'https://ab.example.com/v1'],
+    ['http://127.0.0.1:8080', 'http://127.0.0.1:8080/v1'],
+    ['https://example.com/ab', 'https://example.com/ab/v1'],
+    ['https://example.com/api/v1', 'https://example.com/api/v1'],
+    ['  HTTPS://AB.example.com  ', 'HTTPS://AB.example.com/v1'],
+  ]) {
+    const c = client(fakeFetch(() => json(200, variantAnswer())), { baseUrl: given });
+    assert.equal(c.baseUrl, base, given);
+    await c.close();
+  }
+  const f = fakeFetch(() => json(200, variantAnswer()));
+  const c = client(f, { baseUrl: 'http://svc.test' });
+  await c.getVariant(7, { userId: 'u1' });
+  assert.equal(f.calls[0].url, 'http://svc.test/v1/apps-external/1/campaigns/7/variant');
+  await c.close();
+});
+
+test('createClient refuses a baseUrl that cannot be the service, saying what to pass', () => {
+  for (const bad of ['ab.example.com', '/v1', '', 'ftp://ab.example.com', 'https://ab.example.com/v1?x=1', 'https://ab.example.com#v1', 42]) {
+    assert.throws(() => createClient({ key: 'k', appId: 1, baseUrl: bad }),
+      (e) => e instanceof ServiceError && e.code === 'INVALID_ARGUMENT' && e.message.includes('"https://ab.example.com"') && e.message.includes('/v1'), String(bad));
+  }
+  assert.throws(() => createClient({ key: 'k', appId: 1, baseUrl: 'https://ab.example.com/v2' }),
+    (e) => e.code === 'INVALID_ARGUMENT' && e.message.includes('/v2') && e.message.includes('"https://ab.example.com/v1"'));
+});
+
+test('createClient refuses a flushTimeout that is not a positive number', () => {
+  for (const flushTimeout of [0, -1, 'x', null, NaN]) {
+    assert.throws(() => createClient({ key: 'k', appId: 1, flushTimeout }), (e) => e.code === 'INVALID_ARGUMENT' && /flushTimeout/.test(e.message), String(flushTimeout));
+  }
+});
+
+// How late past flushTimeout a bounded call may return on a busy machine;
+// without the bound, the calls below take 12 s or more.
+const slack = 1000;
+
+// never answers a request until it is aborted.
+const hanging = () => fakeFetch((req) => new Promise((_, reject) => req.init.signal.addEventListener('abort', () => {
+  const e = new Error('aborted');
+  e.name = 'AbortError';
+  reject(e);
+})));
+
+test('flush returns within flushTimeout when the service keeps failing, the events kept', async () => {
+  const storage = mapStorage();
+  const f = fakeFetch(() => json(503, { error: { code: 'INTERNAL_ERROR', message: 'x', details: {} } }));
+  // Without the bound, twelve retries waiting at least 10, 20, 40… ms (up to 2.5 s) would take over 12 s.
+  const c = client(f, { storage, retryBase: 20, retryMax: 5000, maxRetries: 12, flushTimeout: 300, random: Math.random });
+  await c.track('a');
+  const t0 = Date.now();
+  assert.deepEqual(await c.flush(), { sent: 0, dropped: 0, pending: 1 });
+  const took = Date.now() - t0;
+  assert.ok(took <= 300 + slack, `flush took ${took} ms`);
+  assert.ok(f.calls.length >= 2, `${f.calls.length} attempts`);
+  assert.equal(JSON.parse(storage.map.get('svc:1:production:queue'))[0].eventId, 'a');
+  await c.close();
+});
+
+test('flush and close cut a request without an answer at flushTimeout; close keeps the events in storage', async () => {
+  const storage = mapStorage();
+  const f = hanging();
+  const c = client(f, { storage, timeout: 60000, flushTimeout: 200 });
+  const { logId } = await c.track('a');
+  let t0 = Date.now();
+  assert.deepEqual(await c.flush(), { sent: 0, dropped: 0, pending: 1 });
+  assert.ok(Date.now() - t0 <= 200 + slack, `flush took ${Date.now() - t0} ms`);
+  t0 = Date.now();
+  assert.deepEqual(await c.close(), { sent: 0, dropped: 0, pending: 1 });
+  assert.ok(Date.now() - t0 <= 200 + slack, `close took ${Date.now() - t0} ms`);
+  assert.equal(f.calls.length, 2, 'one request by flush, one by close');
+  assert.deepEqual(JSON.parse(storage.map.get('svc:1:production:queue')).map((e) => e.logId), [logId]);
+});
+
+test('flush waits for an interval send under way at most until its own bound', async () => {
+  const f = hanging();
+  const c = client(f, { storage: mapStorage(), timeout: 60000, flushInterval: 10, flushTimeout: 150 });
+  await c.track('a');
+  await waitFor(() => f.calls.length === 1, 10000, 'interval send');
+  const t0 = Date.now();
+  assert.deepEqual(await c.flush(), { sent: 0, dropped: 0, pending: 1 });
+  assert.ok(Date.now() - t0 <= 150 + slack, `flush took ${Date.now() - t0} ms`);
+  assert.equal(f.calls.length, 1, 'flush sent while the interval send was under way');
+  // close waits as long, then cuts the send: a Node process is not held open by it.
+  assert.deepEqual(await c.close(), { sent: 0, dropped: 0, pending: 1 });
+  assert.equal(f.calls[0].init.signal.aborted, true);
+});
+
+test('close answers what it sent', async () => {
+  const f = fakeFetch(batchOK);
+  const c = client(f);
+  await c.track('a');
+  await c.track('b');
+  assert.deepEqual(await c.close(), { sent: 2, dropped: 0, pending: 0 });
+  assert.equal(f.calls[0].init.keepalive, true);
+  assert.deepEqual(await c.close(), { sent: 2, dropped: 0, pending: 0 }, 'a second close answers the first one');
 });

@@ -1,0 +1,911 @@
+// Generated from index.js by scripts/build-cjs.mjs (npm run build): do not edit.
+'use strict';
+
+// The JavaScript SDK of the service: variants, events, content and forms
+// for browsers, Node 18+ and React Native. It uses only fetch, timers and
+// the storage object it is given, so it has no runtime dependencies.
+//
+// This file is the source. index.cjs, for require(), is generated from it
+// by scripts/build-cjs.mjs (`npm run build`); a test keeps the two equal.
+
+const VERSION = '0.1.0';
+
+/** Most events the service accepts in one batch request. */
+const MAX_BATCH = 100;
+
+/**
+ * ServiceError is every failure the SDK reports: the service's error
+ * envelope (code, message, details) with the HTTP status, or one of the
+ * SDK's own codes (status 0): NETWORK_ERROR, TIMEOUT, INVALID_ARGUMENT,
+ * CLIENT_CLOSED, STORAGE_ERROR.
+ */
+class ServiceError extends Error {
+  constructor(code, message, { status = 0, details = {}, retryAfter, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.name = 'ServiceError';
+    this.code = code;
+    this.status = status;
+    this.details = details && typeof details === 'object' ? details : {};
+    if (retryAfter !== undefined) this.retryAfter = retryAfter;
+  }
+
+  /** Whether sending the same request again may succeed. */
+  get retryable() {
+    return this.status === 0 ? this.code === 'NETWORK_ERROR' || this.code === 'TIMEOUT'
+      : this.status === 429 || this.status >= 500;
+  }
+}
+
+// The storages made by memoryStorage: what a client keeps in them ends
+// with the process.
+const memoryStores = new WeakSet();
+
+/** memoryStorage is an async storage that lives as long as the process. */
+function memoryStorage() {
+  const m = new Map();
+  const s = {
+    async getItem(k) { return m.has(k) ? m.get(k) : null; },
+    async setItem(k, v) { m.set(k, String(v)); },
+    async removeItem(k) { m.delete(k); },
+  };
+  memoryStores.add(s);
+  return s;
+}
+
+// localStorage, wrapped to the async interface, where it exists and works
+// (it throws in some private modes and sandboxed frames).
+function defaultStorage() {
+  try {
+    const ls = globalThis.localStorage;
+    if (ls) {
+      const probe = '__svc_probe__';
+      ls.setItem(probe, '1');
+      ls.removeItem(probe);
+      return {
+        async getItem(k) { return ls.getItem(k); },
+        async setItem(k, v) { ls.setItem(k, v); },
+        async removeItem(k) { ls.removeItem(k); },
+      };
+    }
+  } catch { /* fall through to memory */ }
+  return memoryStorage();
+}
+
+/**
+ * backoffDelay is the wait before retry number `attempt` (1-based):
+ * exponential from base, capped at max, with "full jitter" (a random
+ * share of the step) so that many clients that failed together do not
+ * retry together.
+ */
+function backoffDelay(attempt, base = 500, max = 30000, random = Math.random) {
+  const step = Math.min(max, base * 2 ** Math.max(0, attempt - 1));
+  return Math.round(step / 2 + random() * (step / 2));
+}
+
+// parseRetryAfter reads Retry-After (seconds or an HTTP date) in ms.
+function parseRetryAfter(v, now = Date.now()) {
+  if (v == null || v === '') return undefined;
+  const s = Number(v);
+  if (Number.isFinite(s)) return Math.max(0, s * 1000);
+  const t = Date.parse(v);
+  return Number.isFinite(t) ? Math.max(0, t - now) : undefined;
+}
+
+function randomId() {
+  const c = globalThis.crypto;
+  if (c && typeof c.randomUUID === 'function') return c.randomUUID();
+  const b = new Uint8Array(16);
+  if (c && typeof c.getRandomValues === 'function') c.getRandomValues(b);
+  else for (let i = 0; i < 16; i++) b[i] = Math.floor(Math.random() * 256);
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+// Timers take at most 2^31-1 ms; a longer delay would fire at once.
+const MAX_DELAY = 2147483647;
+const sleep = (ms) => new Promise((r) => setTimeout(r, Math.min(ms, MAX_DELAY)));
+
+function invalidArgument(message) {
+  return new ServiceError('INVALID_ARGUMENT', message);
+}
+
+const defaults = {
+  baseUrl: 'http://localhost:8080/v1',
+  environment: 'production',
+  flushInterval: 5000,
+  flushTimeout: 5000,
+  maxBatchSize: MAX_BATCH,
+  maxQueueSize: 1000,
+  maxRetries: 5,
+  retryBase: 500,
+  retryMax: 30000,
+  timeout: 10000,
+};
+
+// --- Node: events left at exit -------------------------------------------
+
+// The clients holding events that the process's exit would leave unsent
+// (see Client._watchExit). Only they are referenced, and only while they
+// hold such events.
+const pendingAtExit = new Set();
+let exitHooked = false;
+let exitToldOnce = false;
+
+// watchExit hooks the process once, in Node only: before it exits, open
+// clients flush their queues; when it exits with events still unsent, one
+// line on stderr says how many, and whether they are kept or lost.
+function watchExit() {
+  const proc = globalThis.process;
+  if (exitHooked || !proc || typeof proc.on !== 'function' || !proc.versions?.node) return;
+  exitHooked = true;
+  // beforeExit comes each time the event loop runs dry. A client flushes
+  // there once per new event: when the service cannot be reached, the
+  // next beforeExit finds nothing new, and the process ends.
+  proc.on('beforeExit', () => {
+    for (const c of pendingAtExit) {
+      if (c._closed || c._exitTried === c._tracked) continue;
+      c._exitTried = c._tracked;
+      c.flush();
+    }
+  });
+  proc.on('exit', () => {
+    if (exitToldOnce) return;
+    let lost = 0;
+    let kept = 0;
+    let why = null;
+    for (const c of pendingAtExit) {
+      if (c._memoryOnly) lost += c._queue.length;
+      else kept += c._queue.length;
+      why = why || c._lastError;
+    }
+    if (!lost && !kept) return;
+    exitToldOnce = true;
+    const n = lost + kept;
+    const parts = [];
+    if (lost) parts.push(`${lost === n ? (n === 1 ? 'it is' : 'they are') : lost + (lost === 1 ? ' is' : ' are')} lost, as the client's storage is in memory`);
+    if (kept) parts.push(`${kept === n ? (n === 1 ? 'it stays' : 'they stay') : kept + (kept === 1 ? ' stays' : ' stay')} in the client's storage for the next client`);
+    const cause = why ? ` (last error: ${why.code} ${why.message})` : '';
+    try {
+      proc.stderr?.write?.(`service-sdk: ${n === 1 ? '1 event was' : `${n} events were`} not sent before the process exited${cause}; ${parts.join('; ')}.\n`);
+    } catch { /* nowhere to say it */ }
+  });
+}
+
+/**
+ * apiBase answers the API base of a baseUrl given with or without its
+ * version (https://ab.example.com, https://ab.example.com/v1, a path
+ * prefix of a proxy), and throws INVALID_ARGUMENT for what cannot be one.
+ * It parses with a pattern, not URL, whose pathname React Native lacks.
+ */
+function apiBase(baseUrl) {
+  const m = typeof baseUrl === 'string' ? /^(https?:\/\/[^/?#\s]+)(\/[^?#\s]*)?$/i.exec(baseUrl.trim()) : null;
+  if (!m) {
+    throw invalidArgument(`createClient: baseUrl must be an http(s) URL such as "https://ab.example.com" or "https://ab.example.com/v1", without query or fragment; got ${JSON.stringify(baseUrl)}`);
+  }
+  const path = (m[2] || '').replace(/\/+$/, '');
+  if (/\/v1$/.test(path)) return m[1] + path;
+  const version = /\/v\d+$/.exec(path);
+  if (version) {
+    throw invalidArgument(`createClient: baseUrl ends with ${version[0]}, but this SDK speaks /v1: pass "${m[1] + path.slice(0, -version[0].length)}" or "${m[1] + path.slice(0, -version[0].length)}/v1"`);
+  }
+  return `${m[1] + path}/v1`;
+}
+
+/**
+ * createClient returns a client for one app. See README.md for the
+ * options; `key` and `appId` are required.
+ */
+function createClient(options) {
+  return new Client(options);
+}
+
+class Client {
+  constructor(options = {}) {
+    if (!options || typeof options.key !== 'string' || options.key === '') {
+      throw invalidArgument('createClient: key is required');
+    }
+    const appId = Number(options.appId);
+    if (!Number.isInteger(appId) || appId < 1) throw invalidArgument('createClient: appId must be a positive integer');
+    const o = { ...defaults };
+    for (const [k, v] of Object.entries(options)) if (v !== undefined) o[k] = v;
+    o.maxBatchSize = Math.min(MAX_BATCH, Math.max(1, o.maxBatchSize | 0));
+    if (!(o.flushTimeout > 0)) throw invalidArgument('createClient: flushTimeout must be a positive number of milliseconds (Infinity for no bound)');
+    this.options = o;
+    this.appId = appId;
+    this.key = o.key;
+    this.environment = o.environment;
+    this.baseUrl = apiBase(o.baseUrl);
+    this.storage = o.storage || defaultStorage();
+    // What a memory storage holds is lost when the process ends.
+    this._memoryOnly = memoryStores.has(this.storage);
+    this._fetch = o.fetch || ((...a) => globalThis.fetch(...a));
+    this._random = o.random || Math.random;
+    this._prefix = `svc:${appId}:${o.environment}:`;
+    this._variants = new Map(); // user key + campaign -> answer fetched in this session
+    this._inflight = new Map(); // the same, for requests under way
+    this._queue = [];
+    this._closed = false;
+    this._tracked = 0; // events tracked so far
+    this._exitTried = -1; // _tracked when the process's exit last flushed
+    this._lastError = null; // the last failure to send events
+    this._failures = 0; // consecutive failed event sends
+    this._notBefore = 0; // no interval send before this time (backoff, Retry-After)
+    this._sending = null;
+    this._eventSends = new Set(); // AbortControllers of event requests under way
+    this._flushChain = Promise.resolve();
+    this._writeChain = Promise.resolve();
+    this.sessionId = typeof o.sessionId === 'string' && o.sessionId ? o.sessionId : null;
+    this._ready = this._load();
+    if (o.flushInterval > 0) {
+      this._timer = setInterval(() => { this._tick(); }, o.flushInterval);
+      // A Node process must be able to exit with a client open.
+      this._timer?.unref?.();
+    }
+    this._listen();
+    watchExit();
+  }
+
+  // --- storage ----------------------------------------------------------
+
+  _report(err) {
+    try { this.options.onError?.(err); } catch { /* the app's handler must not break the SDK */ }
+  }
+
+  async _get(name) {
+    try {
+      const v = await this.storage.getItem(this._prefix + name);
+      return v == null ? null : JSON.parse(v);
+    } catch (e) {
+      this._report(new ServiceError('STORAGE_ERROR', `storage read of ${name} failed`, { cause: e }));
+      return null;
+    }
+  }
+
+  // Writes are chained so that an older copy never overwrites a newer one.
+  _set(name, value) {
+    this._writeChain = this._writeChain.then(async () => {
+      try {
+        if (value === undefined) await this.storage.removeItem(this._prefix + name);
+        else await this.storage.setItem(this._prefix + name, JSON.stringify(value));
+      } catch (e) {
+        this._report(new ServiceError('STORAGE_ERROR', `storage write of ${name} failed`, { cause: e }));
+      }
+    });
+    return this._writeChain;
+  }
+
+  async _load() {
+    if (!this.sessionId) {
+      const s = await this._get('session');
+      this.sessionId = typeof s === 'string' && s ? s : randomId();
+      if (s !== this.sessionId) await this._set('session', this.sessionId);
+    }
+    const stored = await this._get('queue');
+    if (Array.isArray(stored) && stored.length) {
+      // Events of an earlier run go first; events tracked since start-up
+      // follow, without duplicates.
+      const seen = new Set(this._queue.map((e) => e.logId));
+      this._queue = stored.filter((e) => e && typeof e.eventId === 'string' && !seen.has(e.logId)).concat(this._queue);
+      // This client sends them now: a closed client that left them there
+      // no longer answers for them at exit.
+      for (const c of pendingAtExit) {
+        if (c !== this && c._closed && c.storage === this.storage && c._prefix === this._prefix) pendingAtExit.delete(c);
+      }
+      this._bound();
+      await this._saveQueue();
+    }
+  }
+
+  _saveQueue() {
+    this._watchExit();
+    return this._set('queue', this._queue.length ? this._queue : undefined);
+  }
+
+  // _watchExit keeps the client in pendingAtExit while it holds events
+  // that the process's exit would leave unsent: those of an open client,
+  // and those of a closed one whose storage ends with the process.
+  _watchExit() {
+    if (this._queue.length && (!this._closed || this._memoryOnly)) pendingAtExit.add(this);
+    else pendingAtExit.delete(this);
+  }
+
+  // --- HTTP ---------------------------------------------------------------
+
+  /**
+   * _request sends one API request and answers its JSON. It retries
+   * network errors, 5xx and 429 (after Retry-After) up to `retries` times
+   * with backoff; other 4xx answers fail at once.
+   */
+  async _request(method, path, body, { retries = 2, keepalive = false } = {}) {
+    for (let attempt = 0; ; attempt++) {
+      if (this._closed && !keepalive) throw new ServiceError('CLIENT_CLOSED', 'the client is closed');
+      let err;
+      try {
+        return await this._send(method, path, body, keepalive);
+      } catch (e) {
+        err = e instanceof ServiceError ? e : new ServiceError('NETWORK_ERROR', String(e?.message || e), { cause: e });
+      }
+      // A long Retry-After is not waited out by a caller who wants an
+      // answer now; the stored answer, if any, serves instead.
+      if (!err.retryable || attempt >= retries || err.retryAfter > this.options.retryMax) throw err;
+      await sleep(this._retryWait(err, attempt + 1));
+    }
+  }
+
+  _retryWait(err, attempt) {
+    const o = this.options;
+    const backoff = backoffDelay(attempt, o.retryBase, o.retryMax, this._random);
+    return err.retryAfter !== undefined ? Math.max(err.retryAfter, backoff / 2) : backoff;
+  }
+
+  // _send makes one request; deadline (a time in ms), when given, cuts
+  // the request's timeout short. An event send (events) can also be cut
+  // by close().
+  async _send(method, path, body, keepalive, deadline = Infinity, events = false) {
+    const headers = { Authorization: `Bearer ${this.key}` };
+    const init = { method, headers };
+    if (body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    if (keepalive) init.keepalive = true;
+    let timer;
+    let ac;
+    const timeout = Math.max(0, Math.min(this.options.timeout > 0 ? this.options.timeout : Infinity, deadline - Date.now()));
+    if (typeof AbortController === 'function' && (timeout <= MAX_DELAY || events)) {
+      ac = new AbortController();
+      init.signal = ac.signal;
+      if (timeout <= MAX_DELAY) timer = setTimeout(() => ac.abort(), timeout);
+      if (events) this._eventSends.add(ac);
+    }
+    let res;
+    try {
+      res = await this._fetch(this.baseUrl + path, init);
+    } catch (e) {
+      if (e?.name === 'AbortError') {
+        // Retryable either way: the events stay queued.
+        const why = ac?.cutByClose ? 'closed before an answer came' : `no answer within ${timeout} ms`;
+        throw new ServiceError('TIMEOUT', `${method} ${path}: ${why}`, { cause: e });
+      }
+      throw new ServiceError('NETWORK_ERROR', `${method} ${path}: ${e?.message || e}`, { cause: e });
+    } finally {
+      clearTimeout(timer);
+      this._eventSends.delete(ac);
+    }
+    let data = null;
+    const text = await res.text().catch(() => '');
+    try { data = text ? JSON.parse(text) : null; } catch { /* not JSON: handled below */ }
+    if (res.ok) return data;
+    const env = data && data.error ? data.error : {};
+    const retryAfter = res.status === 429 ? parseRetryAfter(res.headers?.get?.('Retry-After')) : undefined;
+    throw new ServiceError(env.code || `HTTP_${res.status}`, env.message || `${method} ${path}: HTTP ${res.status}`,
+      { status: res.status, details: env.details, retryAfter });
+  }
+
+  // --- variants -----------------------------------------------------------
+
+  async _user(opts) {
+    await this._ready;
+    const userId = opts.userId == null ? undefined : String(opts.userId);
+    const sessionId = opts.sessionId == null ? this.sessionId : String(opts.sessionId);
+    return { userId, sessionId, userKey: userId ? `u:${userId}` : `s:${sessionId}` };
+  }
+
+  /**
+   * getVariant answers the user's variant in a campaign. A repeat call for
+   * the same user and campaign in this session answers from memory without
+   * a request; a failed request answers the stored variant when there is
+   * one, and rejects with a ServiceError when there is none.
+   */
+  async getVariant(campaignId, opts = {}) {
+    const cid = Number(campaignId);
+    if (!Number.isInteger(cid) || cid < 1) throw invalidArgument('getVariant: campaignId must be a positive integer');
+    opts = opts || {};
+    const { userId, sessionId, userKey } = await this._user(opts);
+    const k = `${userKey}|${cid}`;
+    if (this._variants.has(k)) return this._variants.get(k);
+    if (this._inflight.has(k)) return this._inflight.get(k);
+    const p = (async () => {
+      const body = { userId, sessionId };
+      if (opts.attributes) body.attributes = opts.attributes;
+      try {
+        const answer = await this._request('POST', `/apps-external/${this.appId}/campaigns/${cid}/variant`, body);
+        this._variants.set(k, answer);
+        await this._set(`variant:${k}`, answer);
+        return answer;
+      } catch (err) {
+        const stored = err.code === 'CLIENT_CLOSED' ? null : await this._get(`variant:${k}`);
+        if (stored) {
+          this._report(err);
+          return stored;
+        }
+        throw err;
+      } finally {
+        this._inflight.delete(k);
+      }
+    })();
+    this._inflight.set(k, p);
+    return p;
+  }
+
+  /**
+   * getVariants assigns the user in every active campaign of the app and
+   * answers {data: [...]}; each answer is kept as getVariant keeps it. A
+   * failed request answers the last stored list for the user.
+   */
+  async getVariants(opts = {}) {
+    const { userId, sessionId, userKey } = await this._user(opts || {});
+    const body = { userId, sessionId };
+    if (opts && opts.attributes) body.attributes = opts.attributes;
+    try {
+      const answer = await this._request('POST', `/apps-external/${this.appId}/variants`, body);
+      for (const v of answer?.data || []) {
+        const k = `${userKey}|${v.campaignId}`;
+        this._variants.set(k, v);
+        this._set(`variant:${k}`, v);
+      }
+      await this._set(`variants:${userKey}`, answer);
+      return answer;
+    } catch (err) {
+      const stored = err.code === 'CLIENT_CLOSED' ? null : await this._get(`variants:${userKey}`);
+      if (stored) {
+        this._report(err);
+        return stored;
+      }
+      throw err;
+    }
+  }
+
+  /** identify merges attributes into the user's profile. */
+  async identify(userId, attributes = {}) {
+    if (userId == null || userId === '') throw invalidArgument('identify: userId is required');
+    return this._request('POST', `/apps-external/${this.appId}/identify`, { userId: String(userId), attributes });
+  }
+
+  /** getContent answers a published content block. */
+  async getContent(contentViewId) {
+    const id = Number(contentViewId);
+    if (!Number.isInteger(id) || id < 1) throw invalidArgument('getContent: contentViewId must be a positive integer');
+    try {
+      const block = await this._request('GET', `/apps-external/${this.appId}/content/${id}`);
+      this._set(`content:${id}`, block);
+      return block;
+    } catch (err) {
+      const stored = err.retryable ? await this._get(`content:${id}`) : null;
+      if (stored) {
+        this._report(err);
+        return stored;
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * submitForm submits a form block's data. It is not retried after a
+   * network error, which may have hidden a stored submission; a 429 is
+   * retried after Retry-After, since nothing was stored.
+   */
+  async submitForm(contentViewId, data, opts = {}) {
+    const id = Number(contentViewId);
+    if (!Number.isInteger(id) || id < 1) throw invalidArgument('submitForm: contentViewId must be a positive integer');
+    if (!data || typeof data !== 'object' || Array.isArray(data)) throw invalidArgument('submitForm: data must be an object');
+    const { userId, sessionId } = await this._user(opts || {});
+    const body = { contentViewId: id, data, userId, sessionId, environment: this.environment };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this._request('POST', `/apps-external/${this.appId}/submit-form`, body, { retries: 0 });
+      } catch (err) {
+        if (err.status !== 429 || attempt > this.options.maxRetries) throw err;
+        await sleep(this._retryWait(err, attempt));
+      }
+    }
+  }
+
+  // --- events -------------------------------------------------------------
+
+  /**
+   * track queues an event and answers {logId} once it is queued (and
+   * stored). It is sent in a batch on the interval, on flush(), when the
+   * page is hidden, and in Node before the process exits.
+   */
+  async track(eventId, opts = {}) {
+    if (this._closed) throw new ServiceError('CLIENT_CLOSED', 'the client is closed');
+    if (typeof eventId !== 'string' || eventId.trim() === '') throw invalidArgument('track: eventId must be a non-empty string');
+    opts = opts || {};
+    if (opts.metadata != null && (typeof opts.metadata !== 'object' || Array.isArray(opts.metadata))) {
+      throw invalidArgument('track: metadata must be an object');
+    }
+    const { userId, sessionId } = await this._user(opts);
+    const ev = { eventId, logId: opts.logId ? String(opts.logId) : randomId() };
+    if (userId) ev.userId = userId;
+    if (sessionId) ev.sessionId = sessionId;
+    if (opts.metadata != null) ev.metadata = opts.metadata;
+    this._queue.push(ev);
+    this._tracked++;
+    this._bound();
+    await this._saveQueue();
+    if (this._queue.length >= this.options.maxBatchSize) this._tick();
+    return { logId: ev.logId };
+  }
+
+  /** The number of events waiting to be sent. */
+  get queueSize() {
+    return this._queue.length;
+  }
+
+  // _bound drops the oldest events beyond maxQueueSize and says so.
+  _bound() {
+    const over = this._queue.length - this.options.maxQueueSize;
+    if (over > 0) this._drop(this._queue.splice(0, over), 'queue_full');
+  }
+
+  _drop(events, reason, error) {
+    if (!events.length) return;
+    try { this.options.onDrop?.(events, reason, error); } catch { /* the app's handler must not break the SDK */ }
+    this._report(error || new ServiceError('EVENTS_DROPPED', `${events.length} event(s) dropped: ${reason}`,
+      { details: { reason, count: events.length } }));
+  }
+
+  // _tick is the interval's send: it skips while a send runs or while a
+  // backoff or Retry-After is pending.
+  _tick() {
+    if (this._closed || this._sending || !this._queue.length || Date.now() < this._notBefore) return;
+    this._sendQueued({ retries: 0 }).catch((e) => this._report(e));
+  }
+
+  /**
+   * flush sends every queued event now, retrying failures with backoff for
+   * at most flushTimeout ms, and answers {sent, dropped, pending}. It never
+   * rejects: what could not be sent stays queued (and stored), and the
+   * error goes to onError.
+   */
+  flush() {
+    const deadline = Date.now() + this.options.flushTimeout;
+    this._flushChain = this._flushChain.then(async () => {
+      // An interval send under way finishes first.
+      if (!(await this._sendingDone(deadline))) return this._result();
+      return this._sendQueued({ retries: this.options.maxRetries, force: true, deadline });
+    }).catch((e) => {
+      this._report(e);
+      return this._result();
+    });
+    return this._flushChain;
+  }
+
+  _result(sent = 0, dropped = 0) {
+    return { sent, dropped, pending: this._queue.length };
+  }
+
+  // _sendingDone waits for the send under way, if any, until deadline; it
+  // answers whether the send ended.
+  async _sendingDone(deadline) {
+    while (this._sending) {
+      const left = deadline - Date.now();
+      if (left > MAX_DELAY) {
+        await this._sending.catch(() => {});
+        continue;
+      }
+      let timer;
+      const late = new Promise((r) => { timer = setTimeout(r, Math.max(0, left), 'late'); });
+      const r = await Promise.race([this._sending.catch(() => {}), late]);
+      clearTimeout(timer);
+      if (r === 'late') return false;
+    }
+    return true;
+  }
+
+  _sendQueued(opts) {
+    const p = this._sendAll(opts).finally(() => { if (this._sending === p) this._sending = null; });
+    this._sending = p;
+    return p;
+  }
+
+  // _sendAll sends the queue in batches. A retryable failure is retried
+  // `retries` times when forced, never past deadline.
+  async _sendAll({ retries, force = false, keepalive = false, deadline = Infinity }) {
+    await this._ready;
+    const out = this._result();
+    let attempt = 0;
+    while (this._queue.length && Date.now() < deadline) {
+      const batch = this._nextBatch(keepalive);
+      try {
+        const r = await this._sendBatch(batch, keepalive, deadline);
+        out.sent += r.sent;
+        out.dropped += r.dropped;
+        this._failures = 0;
+        this._notBefore = 0;
+        this._lastError = null;
+        attempt = 0;
+      } catch (err) {
+        if (!err.retryable) {
+          // The service refused the whole batch (a bad key, say): sending it
+          // again would be refused again.
+          this._remove(batch);
+          out.dropped += batch.length;
+          this._drop(batch, 'rejected', err);
+          continue;
+        }
+        this._lastError = err;
+        this._failures++;
+        const wait = this._retryWait(err, this._failures);
+        this._notBefore = Date.now() + wait;
+        if (!force || attempt >= retries || this._closed || this._notBefore >= deadline) {
+          this._report(err);
+          break;
+        }
+        attempt++;
+        await sleep(wait);
+      }
+    }
+    out.pending = this._queue.length;
+    return out;
+  }
+
+  // _nextBatch takes the oldest events; a keepalive request (page hide)
+  // must stay under the browsers' 64 KiB limit on such bodies.
+  _nextBatch(keepalive) {
+    const batch = this._queue.slice(0, this.options.maxBatchSize);
+    if (!keepalive) return batch;
+    let size = 20;
+    for (let i = 0; i < batch.length; i++) {
+      size += JSON.stringify(batch[i]).length + 1;
+      if (size > 60000) return batch.slice(0, Math.max(1, i));
+    }
+    return batch;
+  }
+
+  async _sendBatch(batch, keepalive, deadline) {
+    const answer = await this._send('POST', `/apps/${this.appId}/events/batch`, { events: batch }, keepalive, deadline, true);
+    const results = Array.isArray(answer?.data) ? answer.data : [];
+    const rejected = [];
+    let sent = 0;
+    batch.forEach((ev, i) => {
+      const r = results[i];
+      if (r && r.success === false) rejected.push([ev, r.error]);
+      else sent++;
+    });
+    this._remove(batch);
+    for (const [ev, e] of rejected) {
+      this._drop([ev], 'rejected', new ServiceError(e?.code || 'INVALID_REQUEST', e?.message || 'event refused',
+        { status: 400, details: e?.details }));
+    }
+    return { sent, dropped: rejected.length };
+  }
+
+  _remove(batch) {
+    const gone = new Set(batch.map((e) => e.logId));
+    this._queue = this._queue.filter((e) => !gone.has(e.logId));
+    this._saveQueue();
+  }
+
+  // Browsers: send what is queued when the page is hidden, with keepalive
+  // so the request outlives the page. What does not make it stays stored
+  // and goes with the next page load; its logIds keep it from counting
+  // twice.
+  _listen() {
+    const doc = globalThis.document;
+    const win = globalThis.window;
+    if (!doc || typeof doc.addEventListener !== 'function') return;
+    this._onHide = () => {
+      if (doc.visibilityState && doc.visibilityState !== 'hidden') return;
+      if (!this._queue.length || this._sending) return;
+      this._sendQueued({ retries: 0, keepalive: true }).catch((e) => this._report(e));
+    };
+    doc.addEventListener('visibilitychange', this._onHide);
+    win?.addEventListener?.('pagehide', this._onHide);
+  }
+
+  /**
+   * close stops the interval and the page listeners and makes one last
+   * attempt, within flushTimeout, to send what is queued; what fails stays
+   * in the storage for the next client. It answers {sent, dropped,
+   * pending} and never rejects.
+   */
+  close() {
+    if (this._closed) return this._closing;
+    const deadline = Date.now() + this.options.flushTimeout;
+    clearInterval(this._timer);
+    const doc = globalThis.document;
+    if (this._onHide) {
+      doc?.removeEventListener?.('visibilitychange', this._onHide);
+      globalThis.window?.removeEventListener?.('pagehide', this._onHide);
+    }
+    this._closed = true;
+    this._closing = (async () => {
+      await this._ready;
+      let out = this._result();
+      if (!(await this._sendingDone(deadline))) {
+        // A send that outlasts close() would hold a Node process open:
+        // it is cut, and its events stay stored.
+        for (const ac of this._eventSends) {
+          ac.cutByClose = true;
+          ac.abort();
+        }
+        await this._sending?.catch(() => {});
+      } else if (this._queue.length) {
+        out = await this._sendAll({ retries: 0, keepalive: true, deadline });
+      }
+      await this._writeChain;
+      return { ...out, pending: this._queue.length };
+    })().catch((e) => {
+      this._report(e);
+      return this._result();
+    }).finally(() => this._watchExit());
+    return this._closing;
+  }
+
+  /**
+   * renderContent renders a block (a content view, a variant answer or an
+   * items array) into element; forms submit through this client.
+   */
+  renderContent(block, element, options = {}) {
+    return renderContent(block, element, { ...options, client: this });
+  }
+}
+
+// --- rendering (browsers) -----------------------------------------------
+
+// Style properties a block may set, and values that cannot fetch or run
+// anything.
+const styleProps = new Set(['color', 'backgroundColor', 'fontSize', 'fontWeight', 'fontStyle', 'fontFamily',
+  'textAlign', 'textDecoration', 'lineHeight', 'letterSpacing', 'margin', 'marginTop', 'marginBottom',
+  'padding', 'borderRadius', 'border', 'width', 'maxWidth', 'display']);
+const unitless = new Set(['fontWeight', 'lineHeight']);
+
+function applyStyles(el, styles) {
+  if (!styles || typeof styles !== 'object' || !el.style) return;
+  for (const [k, v] of Object.entries(styles)) {
+    if (!styleProps.has(k)) continue;
+    let val = typeof v === 'number' && !unitless.has(k) ? `${v}px` : String(v);
+    if (/url\s*\(|expression\s*\(|[<>{};\\]/i.test(val)) continue;
+    el.style[k] = val;
+  }
+}
+
+// safeURL allows what the service allows: http(s) URLs and paths.
+function safeURL(u) {
+  if (typeof u !== 'string') return null;
+  const t = u.trim();
+  if (/^https?:\/\//i.test(t) || (t.startsWith('/') && !t.startsWith('//'))) return t;
+  return null;
+}
+
+const inputTypes = { text: 'text', email: 'email', number: 'number' };
+
+/**
+ * renderContent renders a content block into a DOM element with
+ * createElement, textContent and attribute setters only, never innerHTML,
+ * so service data cannot inject markup or script. It replaces element's
+ * children and answers the element. options: client (for forms), userId,
+ * sessionId, onSubmit(answer), onButtonClick(item, event), document.
+ */
+function renderContent(block, element, options = {}) {
+  if (!element || typeof element.appendChild !== 'function') throw invalidArgument('renderContent: element must be a DOM element');
+  const doc = options.document || element.ownerDocument || globalThis.document;
+  let view = block;
+  if (block && block.contentView) view = { ...block.contentView, id: block.contentView.id ?? block.contentViewId };
+  const items = Array.isArray(view) ? view : Array.isArray(view?.items) ? view.items : [];
+  const contentViewId = Array.isArray(view) ? options.contentViewId : view?.id;
+  while (element.firstChild) element.removeChild(element.firstChild);
+  const el = (tag, cls, text) => {
+    const n = doc.createElement(tag);
+    if (cls) n.setAttribute('class', cls);
+    if (text != null) n.textContent = String(text);
+    return n;
+  };
+  for (const item of items) {
+    if (!item || typeof item !== 'object') continue;
+    let node = null;
+    switch (item.type) {
+      case 'heading':
+        node = el('h2', 'svc-heading', item.content);
+        break;
+      case 'text':
+        node = el('p', 'svc-text', item.content);
+        break;
+      case 'image': {
+        const src = safeURL(item.url);
+        if (!src) break;
+        node = el('img', 'svc-image');
+        node.setAttribute('src', src);
+        node.setAttribute('alt', item.alt == null ? '' : String(item.alt));
+        break;
+      }
+      case 'button': {
+        const href = safeURL(item.url);
+        node = el(href ? 'a' : 'button', 'svc-button', item.label);
+        if (href) node.setAttribute('href', href);
+        else node.setAttribute('type', 'button');
+        if (options.onButtonClick) node.addEventListener('click', (e) => options.onButtonClick(item, e));
+        break;
+      }
+      case 'form':
+        node = renderForm(doc, el, item, contentViewId, options);
+        break;
+      default:
+        continue; // a type this SDK version does not know
+    }
+    if (!node) continue;
+    node.setAttribute('data-item-type', item.type);
+    applyStyles(node, item.styles);
+    element.appendChild(node);
+  }
+  return element;
+}
+
+function renderForm(doc, el, item, contentViewId, options) {
+  const form = el('form', 'svc-form');
+  form.setAttribute('novalidate', '');
+  const inputs = [];
+  for (const f of Array.isArray(item.fields) ? item.fields : []) {
+    if (!f || typeof f.name !== 'string') continue;
+    const row = el('div', 'svc-field');
+    const id = `svc-${contentViewId}-${f.name}`.replace(/[^A-Za-z0-9_-]/g, '_');
+    const label = el('label', null, f.label || f.name);
+    label.setAttribute('for', id);
+    let input;
+    if (f.type === 'textarea') input = el('textarea');
+    else if (f.type === 'select') {
+      input = el('select');
+      if (!f.required) input.appendChild(el('option', null, ''));
+      for (const o of Array.isArray(f.options) ? f.options : []) {
+        const opt = el('option', null, o);
+        opt.setAttribute('value', String(o));
+        input.appendChild(opt);
+      }
+    } else {
+      input = el('input');
+      input.setAttribute('type', f.type === 'checkbox' ? 'checkbox' : inputTypes[f.type] || 'text');
+    }
+    input.setAttribute('id', id);
+    input.setAttribute('name', f.name);
+    if (f.required) input.setAttribute('required', '');
+    if (Number.isInteger(f.minLength)) input.setAttribute('minlength', String(f.minLength));
+    if (Number.isInteger(f.maxLength)) input.setAttribute('maxlength', String(f.maxLength));
+    const error = el('span', 'svc-field-error');
+    if (f.type === 'checkbox') { row.appendChild(input); row.appendChild(label); } else { row.appendChild(label); row.appendChild(input); }
+    row.appendChild(error);
+    form.appendChild(row);
+    inputs.push({ f, input, error });
+  }
+  const submit = el('button', 'svc-submit', item.submitLabel || 'Submit');
+  submit.setAttribute('type', 'submit');
+  const status = el('p', 'svc-form-status');
+  form.appendChild(submit);
+  form.appendChild(status);
+  form.addEventListener('submit', async (e) => {
+    e?.preventDefault?.();
+    const client = options.client;
+    if (!client) {
+      status.textContent = 'This form cannot be sent here.';
+      return;
+    }
+    const data = {};
+    for (const { f, input, error } of inputs) {
+      error.textContent = '';
+      if (f.type === 'checkbox') data[f.name] = !!input.checked;
+      else if (input.value !== '' && input.value != null) data[f.name] = f.type === 'number' ? Number(input.value) : input.value;
+    }
+    submit.setAttribute('disabled', '');
+    status.textContent = '';
+    try {
+      const answer = await client.submitForm(contentViewId, data, { userId: options.userId, sessionId: options.sessionId });
+      const done = el('p', 'svc-form-success', item.successMessage || 'Thank you!');
+      form.parentNode?.replaceChild(done, form);
+      options.onSubmit?.(answer);
+    } catch (err) {
+      const fields = err?.details?.fields || {};
+      for (const { f, error } of inputs) {
+        const why = fields[`data.${f.name}`];
+        if (why) error.textContent = String(why);
+      }
+      status.textContent = err?.message || 'Could not send the form.';
+      submit.removeAttribute('disabled');
+    }
+  });
+  return form;
+}
+
+module.exports = { VERSION, MAX_BATCH, ServiceError, memoryStorage, backoffDelay, createClient, renderContent };
