@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"service/internal/fixture"
+	"service/internal/markdown"
 	"service/internal/testclock"
 )
 
@@ -135,5 +139,39 @@ func TestDocsExamples(t *testing.T) {
 	fixture.Golden(t, "api_examples.golden.json", fixture.Indent(t, got), *update)
 	if *update {
 		t.Logf("rewrote testdata/api_examples.golden.json: %d examples", len(got))
+	}
+}
+
+// TestDocsTables: every table in the project's Markdown renders as one
+// table with every row in its columns: each row has the header's cells,
+// and no paragraph line sits inside a table or cuts a row off from it.
+func TestDocsTables(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != ".." && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".")) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".md") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(files, filepath.Join("..", "docs", "api.md")) || !slices.Contains(files, filepath.Join("..", "README.md")) {
+		t.Fatalf("found %v, without README.md or docs/api.md", files)
+	}
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range markdown.TableProblems(string(text)) {
+			t.Errorf("%s: %s", strings.TrimPrefix(filepath.ToSlash(f), "../"), p)
+		}
 	}
 }
