@@ -1,5 +1,6 @@
 GO      ?= go
-BIN     ?= bin/service
+# ./service, not bin/service: the README's commands run it as ./service.
+BIN     ?= ./service
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X service/cmd.Version=$(VERSION)
 
@@ -55,10 +56,10 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 load: build
-	./scripts/load.sh
+	BIN=$(BIN) ./scripts/load.sh
 
 soak: build
-	./scripts/load.sh soak
+	BIN=$(BIN) ./scripts/load.sh soak
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -73,4 +74,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./handlers
 
 clean:
-	rm -rf bin cover.out
+	rm -rf bin ./service cover.out

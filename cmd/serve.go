@@ -49,6 +49,10 @@ type Config struct {
 	Metrics     bool
 	MetricsAddr string
 
+	// Command is how the binary was invoked ("./service", "go run ."),
+	// for the hints serve logs; empty means "service".
+	Command string
+
 	// CheckpointProcess runs the database's checkpoints in a child process
 	// of this binary (its hidden checkpointer command) instead of a
 	// goroutine. serve sets it; a test binary that calls Serve cannot.
@@ -81,6 +85,7 @@ func newServeCmd() *cobra.Command {
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c.SecretKey = os.Getenv(envSecretKey)
 		c.CheckpointProcess = true
+		c.Command = commandName()
 		return Serve(cmd.Context(), c, cmd.ErrOrStderr(), nil)
 	}
 	return cmd
@@ -196,7 +201,11 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	log.Info("serving", "addr", ln.Addr().String(), "db", store.Redacted(c.DB), "version", Version)
-	if err := dash.AnnounceSetup(ctx, ln.Addr().String()); err != nil {
+	command := c.Command
+	if command == "" {
+		command = "service"
+	}
+	if err := announceSetup(ctx, db, log, command, c.DB, ln.Addr().String()); err != nil {
 		log.Error("dashboard setup link", "err", err)
 	}
 	logs.Flush() // whoever waits for this line should not wait for the ticker

@@ -237,3 +237,73 @@ func TestEventBatchItemNamesEveryBadField(t *testing.T) {
 		}
 	}
 }
+
+// TestEventMetadataNumberRange: a number in metadata beyond a 64-bit float
+// (1e999, which JavaScript reads as Infinity) is refused on the single and
+// the batch route alike, naming metadata, as content items refuse it; a
+// batch stores its other events. Bodies with an escape take encoding/json's
+// path instead of the flat decoder's, and are checked the same.
+func TestEventMetadataNumberRange(t *testing.T) {
+	e, _ := evSetup(t)
+	const reason = "must not contain numbers out of range"
+	for _, tc := range []struct {
+		name, userID, metadata string
+		refused                bool
+	}{
+		{"Overflow", "u1", `{"v":1e999}`, true},
+		{"NegativeOverflow", "u1", `{"v":-1e999}`, true},
+		{"Nested", "u1", `{"a":{"b":[1,{"c":1E400}]}}`, true},
+		{"Digits", "u1", `{"v":1` + strings.Repeat("0", 309) + `}`, true},
+		{"AfterEscapedString", `u\u00e91`, `{"s":"a\"b","v":1e999}`, true},
+		{"Largest", "u1", `{"v":1.7976931348623157e308,"w":-1e308}`, false},
+		{"Underflow", "u1", `{"v":1e-999}`, false},
+		{"InAString", "u1", `{"v":"1e999","1e999":true}`, false},
+		{"EscapedQuoteThenText", `u\u00e91`, `{"v":"\"1e999"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			event := `{"eventId":"` + tc.name + `","userId":"` + tc.userID + `","metadata":` + tc.metadata + `}`
+			before := len(e.evList("limit=1000"))
+			rec := e.do("POST", pathf("/v1/apps/%d/events", e.App.ID), e.Cli, event)
+			if !tc.refused {
+				if rec.Code != http.StatusCreated {
+					t.Fatalf("single: status=%d, want 201: %s", rec.Code, rec.Body)
+				}
+			} else {
+				if rec.Code != http.StatusBadRequest || errCode(t, rec) != "INVALID_REQUEST" {
+					t.Fatalf("single: status=%d, want 400: %s", rec.Code, rec.Body)
+				}
+				if f := fieldsOf(t, rec); len(f) != 1 || f["metadata"] != reason {
+					t.Fatalf("single: details.fields=%v, want metadata: %s", f, reason)
+				}
+				if after := len(e.evList("limit=1000")); after != before {
+					t.Fatalf("single: a refused event was stored (%d -> %d)", before, after)
+				}
+			}
+
+			m := e.evBatch(http.StatusOK, e.Cli, `{"events":[{"eventId":"kept-`+tc.name+`"},`+event+`]}`)
+			items := batchItems(t, m)
+			if items[0]["success"] != true {
+				t.Fatalf("batch: the valid event=%v, want stored", items[0])
+			}
+			if !tc.refused {
+				if items[1]["success"] != true || num(m, "accepted") != 2 {
+					t.Fatalf("batch: %v, want both stored", m)
+				}
+				return
+			}
+			if num(m, "accepted") != 1 || num(m, "rejected") != 1 {
+				t.Fatalf("batch: accepted/rejected=%v/%v, want 1/1", m["accepted"], m["rejected"])
+			}
+			errObj, _ := items[1]["error"].(map[string]any)
+			if items[1]["success"] != false || errObj == nil || errObj["code"] != "INVALID_REQUEST" {
+				t.Fatalf("batch: item 1=%v, want an INVALID_REQUEST error", items[1])
+			}
+			if f := errObj["details"].(map[string]any)["fields"].(map[string]any); len(f) != 1 || f["events[1].metadata"] != reason {
+				t.Fatalf("batch: fields=%v, want events[1].metadata: %s", f, reason)
+			}
+			if got, want := evNames(e.evList("limit=1")), "kept-"+tc.name; got != want {
+				t.Fatalf("batch: latest stored=%s, want %s", got, want)
+			}
+		})
+	}
+}

@@ -137,3 +137,49 @@ func TestAnalyticsStatsEngine(t *testing.T) {
 		})
 	}
 }
+
+// TestAnalyticsSequentialFewUsers: with 3 users an arm the raw confidence
+// sequence of the difference spans about ±970 percentage points; the
+// answer keeps it within what a difference of two rates can be, [−100,
+// +100], and the uplift's above −100%.
+func TestAnalyticsSequentialFewUsers(t *testing.T) {
+	e, clock := evSetup(t)
+	for _, tc := range []struct {
+		name        string
+		conversions [2][]int // users converting, by index within their arm
+		difference  float64  // percentage points
+	}{
+		{"TreatmentAhead", [2][]int{{0}, {0, 1}}, 100.0 / 3},
+		{"TreatmentBehind", [2][]int{{0, 1, 2}, {0}}, -200.0 / 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			goal := "purchase-" + tc.name
+			c := e.evCreateCampaign(goal, map[string]any{"statsEngine": "sequential"})
+			// Round robin: user 2i sees the control, user 2i+1 the treatment.
+			for i := range 6 {
+				e.evAssign(c.id, map[string]any{"userId": fmt.Sprint(tc.name, i)})
+			}
+			clock.Add(time.Second)
+			for arm, users := range tc.conversions {
+				for _, j := range users {
+					e.evLog(map[string]any{"eventId": goal, "userId": fmt.Sprint(tc.name, 2*j+arm)})
+				}
+			}
+			m := e.anaGet(c.id, e.Admin)
+			v := m["variants"].([]any)[1].(map[string]any)
+			if n := anaNum(t, v, "impressions"); n != 3 {
+				t.Fatalf("treatment impressions=%v, want 3", n)
+			}
+			s := v["sequential"].(map[string]any)
+			anaClose(t, "difference", anaNum(t, s, "difference"), tc.difference)
+			cs := s["confidenceSequence"].(map[string]any)
+			if lo, hi := anaNum(t, cs, "lower"), anaNum(t, cs, "upper"); lo != -100 || hi != 100 {
+				t.Fatalf("confidenceSequence=[%g, %g], want [-100, 100]", lo, hi)
+			}
+			us := s["upliftConfidenceSequence"].(map[string]any)
+			if lo, hi := anaNum(t, us, "lower"), anaNum(t, us, "upper"); lo != -100 || hi <= anaNum(t, s, "uplift") {
+				t.Fatalf("upliftConfidenceSequence=[%g, %g], want [-100, above the uplift %g]", lo, hi, anaNum(t, s, "uplift"))
+			}
+		})
+	}
+}

@@ -135,6 +135,10 @@ func TestValidationContentStyles(t *testing.T) {
 		{"ColorNumber", `{"color":5}`, map[string]string{"items[1].styles.color": "must be a string"}},
 		{"Both", `{"fontSize":true,"color":[]}`, map[string]string{"items[1].styles.fontSize": "must be a number", "items[1].styles.color": "must be a string"}},
 		{"NotAnObject", `"big"`, map[string]string{"items[1].styles": "must be an object"}},
+		// Any number beyond a 64-bit float in an item refuses the item,
+		// as it does in an event's metadata.
+		{"NumberOutOfRange", `{"fontSize":16,"shadow":[0,1e999]}`, map[string]string{"items[1]": "must not contain numbers out of range"}},
+		{"LargestNumber", `{"fontSize":1.7976931348623157e308}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := e.do("POST", path, e.Admin, item(tc.styles))

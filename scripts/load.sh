@@ -6,7 +6,7 @@
 #   scripts/load.sh profile WORKLOAD
 #                          a CPU profile of the service during one run of
 #                          WORKLOAD, saved as WORKLOAD.pprof in the current
-#                          directory (go tool pprof -top bin/service FILE);
+#                          directory (go tool pprof -top ./service FILE);
 #                          with TRACE=1, a 3 s execution trace WORKLOAD.trace
 #
 # It needs wrk, curl and Go (to build the bare server) and installs nothing.
@@ -15,7 +15,7 @@
 # The configuration is fixed so that figures compare across runs and
 # machines: with two CPUs or more, the service (and, in its turn, the bare
 # server) runs on CPU 1 with one Go scheduler thread, and wrk on CPU 0:
-#   taskset -c 1 env GOMAXPROCS=1 bin/service serve ...
+#   taskset -c 1 env GOMAXPROCS=1 ./service serve ...
 #   taskset -c 0 wrk -t1 -c64 -d10s      (after a 3 s warm-up, same requests)
 # Each round runs the bare server and the three workloads; the figure that
 # counts is each workload's requests/s divided by bare's in the same round.
@@ -32,13 +32,13 @@
 #
 # Environment: WORKLOADS (a subset, space separated), ROUNDS (3), DURATION (10s), WARMUP (3s), CONNS (64), USERS
 # (2000 pre-assigned returning users), LOG_LEVEL (info: one line per request,
-# as in production), BIN (bin/service), SOAK_USERS and SOAK_EVENTS (1000000).
+# as in production), BIN (./service), SOAK_USERS and SOAK_EVENTS (1000000).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
 
 MODE=${1:-load}
-BIN=${BIN:-bin/service}
+BIN=${BIN:-./service}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-3s}

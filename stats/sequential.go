@@ -72,11 +72,12 @@ type SequentialResult struct {
 	// at most α.
 	PValue float64
 	// Difference is p̂_T − p̂_C; DiffLower and DiffUpper bound it by the
-	// confidence sequence at level 1 − Alpha.
+	// confidence sequence at level 1 − Alpha, within [−1, 1].
 	Difference, DiffLower, DiffUpper float64
 	// Uplift is p̂_T/p̂_C − 1 and UpliftLower/UpliftUpper its confidence
 	// sequence, with the delta-method variance GrowthBook uses for
-	// relative effects. Nil when the control's rate is 0.
+	// relative effects; UpliftLower is at least −1. Nil when the
+	// control's rate is 0.
 	Uplift, UpliftLower, UpliftUpper *float64
 }
 
@@ -87,11 +88,12 @@ type SequentialResult struct {
 //	d  = p̂_T − p̂_C
 //	se = √( p̂_T(1−p̂_T)/nT + p̂_C(1−p̂_C)/nC )       (unpooled)
 //	n  = nT + nC
-//	p  = min(1, 1/Λₙ(d, se, n)),   d ± MixtureHalfwidth(se, n)
+//	p  = min(1, 1/Λₙ(d, se, n)),   [d − h, d + h] ∩ [−1, 1],  h = MixtureHalfwidth(se, n)
 //
 // and, for the relative uplift r = p̂_T/p̂_C − 1,
 //
 //	se_r² = p̂_T(1−p̂_T)/(p̂_C²·nT) + p̂_C(1−p̂_C)·p̂_T²/(p̂_C⁴·nC)
+//	[r − h_r, r + h_r] ∩ [−1, ∞),   h_r = MixtureHalfwidth(se_r, n)
 //
 // ok is false when the test is undefined: an arm without trials, counts out
 // of range, or a zero standard error with a non-zero difference (every
@@ -115,15 +117,22 @@ func Sequential(cT, nT, cC, nC int64, alpha, tuning float64) (r SequentialResult
 		return SequentialResult{PValue: 1}, true
 	}
 	half := MixtureHalfwidth(se, n, rho, alpha)
+	// The sequences are intersected with the values the parameters can
+	// take: a difference of two rates lies in [−1, 1], and an uplift is at
+	// least −1 (a rate cannot fall below 0). Whenever a sequence holds the
+	// true value, so does its intersection with the set the true value
+	// lies in: the coverage is unchanged, and so is whether 0 is inside.
+	// With a few users an arm the half-width alone exceeds 9 (±900
+	// percentage points).
 	r = SequentialResult{
 		PValue:     math.Min(1, 1/MixtureEValue(d, se, n, rho)),
-		Difference: d, DiffLower: d - half, DiffUpper: d + half,
+		Difference: d, DiffLower: max(d-half, -1), DiffUpper: min(d+half, 1),
 	}
 	if pc > 0 {
 		u := pt/pc - 1
 		ser := math.Sqrt(pt*(1-pt)/(pc*pc*float64(nT)) + pc*(1-pc)*pt*pt/(pc*pc*pc*pc*float64(nC)))
 		hu := MixtureHalfwidth(ser, n, rho, alpha)
-		r.Uplift, r.UpliftLower, r.UpliftUpper = ptr(u), ptr(u-hu), ptr(u+hu)
+		r.Uplift, r.UpliftLower, r.UpliftUpper = ptr(u), ptr(max(u-hu, -1)), ptr(u+hu)
 	}
 	return r, true
 }

@@ -240,3 +240,103 @@ func TestSequentialAAFalsePositiveRate(t *testing.T) {
 		t.Errorf("fixed-horizon peeking rate %.3f, want > %.2f (the simulation should show the peeking problem)", fixedRate, Alpha)
 	}
 }
+
+// TestSequentialWithinPossibleValues: the difference's sequence stays in
+// [−1, 1] and the uplift's above −1, which with a handful of users an arm
+// the raw half-width (above 9) overshoots many times; where the raw bound
+// is possible it is kept as it is.
+func TestSequentialWithinPossibleValues(t *testing.T) {
+	rho := MixtureRho(Alpha, SequentialTuning)
+	for _, c := range []struct {
+		name               string
+		cT, nT, cC, nC     int64
+		lowerRaw, upperRaw bool // whether the raw difference bounds are possible, so kept
+		upliftLowerRaw     bool
+	}{
+		{"3 users an arm, 2 against 1", 2, 3, 1, 3, false, false, false},
+		{"3 users an arm, 1 against 2", 1, 3, 2, 3, false, false, false},
+		{"3 users an arm, 3 against 1", 3, 3, 1, 3, false, false, false},
+		{"3 users an arm, 0 against 1", 0, 3, 1, 3, false, false, true}, // uplift exactly −1, no spread
+		{"near +1: 99 of 100 against 1 of 100", 99, 100, 1, 100, true, false, false},
+		{"near −1: 1 of 100 against 99 of 100", 1, 100, 99, 100, false, true, false},
+		{"5,000 an arm", 580, 5000, 500, 5000, true, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, ok := Sequential(c.cT, c.nT, c.cC, c.nC, Alpha, SequentialTuning)
+			if !ok {
+				t.Fatal("undefined")
+			}
+			pt, pc := float64(c.cT)/float64(c.nT), float64(c.cC)/float64(c.nC)
+			n := float64(c.nT + c.nC)
+			half := MixtureHalfwidth(math.Sqrt(pt*(1-pt)/float64(c.nT)+pc*(1-pc)/float64(c.nC)), n, rho, Alpha)
+			for _, b := range []struct {
+				name      string
+				got, raw  float64
+				keep      bool
+				bound     float64
+				overshoot bool // raw beyond bound
+			}{
+				{"DiffLower", r.DiffLower, r.Difference - half, c.lowerRaw, -1, r.Difference-half < -1},
+				{"DiffUpper", r.DiffUpper, r.Difference + half, c.upperRaw, 1, r.Difference+half > 1},
+			} {
+				if b.keep == b.overshoot {
+					t.Fatalf("%s: the raw bound %g is not the case's (keep=%v)", b.name, b.raw, b.keep)
+				}
+				want := b.bound
+				if b.keep {
+					want = b.raw
+				}
+				if b.got != want {
+					t.Errorf("%s = %g, want %g (raw %g)", b.name, b.got, want, b.raw)
+				}
+			}
+			if c.cC == 0 {
+				return
+			}
+			if r.Uplift == nil || r.UpliftLower == nil || r.UpliftUpper == nil {
+				t.Fatalf("uplift %v [%v, %v]", r.Uplift, r.UpliftLower, r.UpliftUpper)
+			}
+			ser := math.Sqrt(pt*(1-pt)/(pc*pc*float64(c.nT)) + pc*(1-pc)*pt*pt/(pc*pc*pc*pc*float64(c.nC)))
+			hu := MixtureHalfwidth(ser, n, rho, Alpha)
+			rawLower := *r.Uplift - hu
+			if c.upliftLowerRaw != (rawLower >= -1) {
+				t.Fatalf("UpliftLower: the raw bound %g is not the case's", rawLower)
+			}
+			if want := max(rawLower, -1); *r.UpliftLower != want {
+				t.Errorf("UpliftLower = %g, want %g", *r.UpliftLower, want)
+			}
+			// No bound exists above: a control at 1% can be beaten 99-fold.
+			if want := *r.Uplift + hu; *r.UpliftUpper != want {
+				t.Errorf("UpliftUpper = %g, want %g", *r.UpliftUpper, want)
+			}
+		})
+	}
+}
+
+// TestSequentialBoundsHoldTheEstimate: for every count of up to 12 users an
+// arm, the sequences lie within the possible values and hold the estimate,
+// and 0 is outside the difference's exactly when p ≤ α, as without the
+// intersection.
+func TestSequentialBoundsHoldTheEstimate(t *testing.T) {
+	for nT := int64(1); nT <= 12; nT++ {
+		for nC := int64(1); nC <= 12; nC++ {
+			for cT := int64(0); cT <= nT; cT++ {
+				for cC := int64(0); cC <= nC; cC++ {
+					r, ok := Sequential(cT, nT, cC, nC, Alpha, SequentialTuning)
+					if !ok {
+						continue
+					}
+					if r.DiffLower < -1 || r.DiffUpper > 1 || r.Difference < r.DiffLower || r.Difference > r.DiffUpper {
+						t.Fatalf("%d/%d vs %d/%d: difference %g in [%g, %g]", cT, nT, cC, nC, r.Difference, r.DiffLower, r.DiffUpper)
+					}
+					if excludes := r.DiffLower > 0 || r.DiffUpper < 0; excludes != (r.PValue <= Alpha) {
+						t.Fatalf("%d/%d vs %d/%d: p=%g, interval [%g, %g]", cT, nT, cC, nC, r.PValue, r.DiffLower, r.DiffUpper)
+					}
+					if r.Uplift != nil && (*r.UpliftLower < -1 || *r.Uplift < *r.UpliftLower || *r.Uplift > *r.UpliftUpper) {
+						t.Fatalf("%d/%d vs %d/%d: uplift %g in [%g, %g]", cT, nT, cC, nC, *r.Uplift, *r.UpliftLower, *r.UpliftUpper)
+					}
+				}
+			}
+		}
+	}
+}

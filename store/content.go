@@ -116,9 +116,8 @@ func validateItems(raw json.RawMessage, fe FieldErrors) json.RawMessage {
 		}
 		// A number beyond float64 (1e999) is valid JSON but would make the
 		// stored block unreadable to most clients.
-		var probe any
-		if json.Unmarshal(r, &probe) != nil {
-			fe.Add(p, "must not contain numbers out of range")
+		if !numbersInRange(r) {
+			fe.Add(p, msgNumberRange)
 			continue
 		}
 		if !isNull(it.Styles) {

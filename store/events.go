@@ -41,6 +41,10 @@ func (in *EventInput) Validate() error {
 			fe.Add("metadata", "must be an object")
 		} else if len(m) > MaxMetadata {
 			fe.Add("metadata", "must be at most 64 KiB")
+		} else if !numbersInRange(m) {
+			// Stored as sent and answered back in event lists, where
+			// JavaScript would read 1e999 as Infinity.
+			fe.Add("metadata", msgNumberRange)
 		}
 	}
 	return fe.Err()
