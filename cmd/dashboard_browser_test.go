@@ -38,13 +38,16 @@ func chromiumPath() string {
 	return ""
 }
 
-// screenshotDir is where the browser test leaves a PNG of every page it
-// visits, replaced on each run. DASHBOARD_SCREENSHOTS names another folder.
-func screenshotDir(t *testing.T) string {
+// screenshotDir is the folder, named for the test, where a browser test
+// leaves a PNG of every page it visits, replaced on each run. The folders
+// live in $TMPDIR/service-dashboard-screenshots; DASHBOARD_SCREENSHOTS
+// names another parent.
+func screenshotDir(t *testing.T, name string) string {
 	dir := os.Getenv("DASHBOARD_SCREENSHOTS")
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "service-dashboard-screenshots")
 	}
+	dir = filepath.Join(dir, name)
 	os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -56,7 +59,13 @@ func screenshotDir(t *testing.T) string {
 // URL and the setup link it logged.
 func dashServe(t *testing.T) (base, setupURL string) {
 	t.Helper()
-	db := pgtest.DB(t, filepath.Join(t.TempDir(), "dash.db"))
+	return dashServeDB(t, pgtest.DB(t, filepath.Join(t.TempDir(), "dash.db")))
+}
+
+// dashServeDB is dashServe on the database db, which may hold data but no
+// dashboard user.
+func dashServeDB(t *testing.T, db string) (base, setupURL string) {
+	t.Helper()
 	cmd := exec.Command(cliBin, "serve", "--db", db, "--addr", "127.0.0.1:0", "--webhook-retry-base", "1s")
 	cmd.Env = cliEnv()
 	stderr, err := cmd.StderrPipe()
@@ -116,7 +125,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	if chromium == "" {
 		t.Skip("!!! CHROMIUM NOT FOUND: the dashboard browser tests were SKIPPED. Install the chromium package to run them. !!!")
 	}
-	shots := screenshotDir(t)
+	shots := screenshotDir(t, "flow")
 	t.Logf("screenshots of every page visited: %s", shots)
 	fmt.Fprintf(os.Stderr, "dashboard browser test: screenshots in %s\n", shots)
 

@@ -53,10 +53,18 @@ func (r ruleRow) Summary() string {
 	if r.Type == "event" {
 		s := r.EventID + " " + strings.ReplaceAll(strings.TrimSuffix(r.Operator, "_within"), "_", " ")
 		if r.Operator == "performed_count" {
-			s += " " + strings.ReplaceAll(r.Comparison, "_", " ") + " " + r.Count + " times"
+			times := " times"
+			if typedOne(r.Count) {
+				times = " time"
+			}
+			s += " " + strings.ReplaceAll(r.Comparison, "_", " ") + " " + r.Count + times
 		}
 		if r.WindowValue != "" && r.Operator != "has_performed" && r.Operator != "has_not_performed" {
-			s += " within the last " + r.WindowValue + " " + r.WindowUnit
+			unit := r.WindowUnit // minutes, hours, days or weeks
+			if typedOne(r.WindowValue) {
+				unit = strings.TrimSuffix(unit, "s")
+			}
+			s += " within the last " + r.WindowValue + " " + unit
 		}
 		return s
 	}

@@ -364,7 +364,7 @@ func TestWebhookPages(t *testing.T) {
 				t.Fatalf("grace %q: rotated=%v previous expires=%v", tc.grace, got.SecretRotatedAt, got.PreviousSecretExpiresAt)
 			}
 			when := got.PreviousSecretExpiresAt.UTC().Format("2006-01-02 15:04:05 UTC")
-			wantContains(t, p, "Secret rotated.", tc.shown+" "+when, `id="rotated-at">`+got.SecretRotatedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+			wantContains(t, p, "Secret rotated.", tc.shown+` <span class="nowrap">`+when+"</span>", `id="rotated-at">`+got.SecretRotatedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 			if again := b.get(hp); strings.Contains(again.body, m[1]) {
 				t.Fatal("the rotated secret is shown again")
 			}

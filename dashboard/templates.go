@@ -48,8 +48,7 @@ var funcs = template.FuncMap{
 		}
 		return ""
 	},
-	"add":   func(a, b int) int { return a + b },
-	"int64": func(n int) int64 { return int64(n) },
+	"add": func(a, b int) int { return a + b },
 	"deref64": func(n *int64) int64 {
 		if n == nil {
 			return 0
@@ -77,6 +76,8 @@ var funcs = template.FuncMap{
 	"pexpr":       pExpr,
 	"exact":       exact,
 	"thousands":   thousands,
+	"plural":      plural,
+	"pluralWord":  pluralWord,
 	"fieldsOf":    strings.Fields,
 	"contains":    func(list []string, s string) bool { return contains(list, s) },
 	"json": func(v any) string {
