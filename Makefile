@@ -4,7 +4,7 @@ BIN     ?= ./service
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X service/cmd.Version=$(VERSION)
 
-.PHONY: build run test race bench load soak lint cover fuzz clean sdk-test
+.PHONY: build run test race bench load soak lint cover fuzz clean sdk-test test-postgres test-postgres-schema load-postgres
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
@@ -29,7 +29,27 @@ test: lint
 	  echo "CGO_ENABLED=1 $(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) ./..."; \
 	  CGO_ENABLED=1 $(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) ./...; \
 	else echo "make test: no gcc, race detector run skipped"; fi
+	@$(MAKE) --no-print-directory test-postgres
 	@$(MAKE) --no-print-directory sdk-test
+
+# The PostgreSQL run: the suites that touch the database again, on
+# PostgreSQL, through scripts/with-postgres.sh, which starts a throwaway
+# server (from Debian's postgresql package, or PG_BINDIR) and stops it at
+# the end, or uses SERVICE_TEST_POSTGRES_URL's server when that is set.
+# Without PostgreSQL's server binaries the run is skipped, loudly.
+PG_PACKAGES ?= ./store ./handlers ./dashboard ./scheduler ./webhooks ./metrics ./cmd
+test-postgres:
+	@./scripts/with-postgres.sh env SERVICE_TEST_STORE=postgres $(GO) test -count=1 -timeout $(TEST_TIMEOUT) $(PG_PACKAGES); rc=$$?; \
+	if [ $$rc -eq 3 ]; then \
+	  echo "****************************************************************************"; \
+	  echo "*** make test: no PostgreSQL server binaries: the PostgreSQL run was SKIPPED ***"; \
+	  echo "*** (apt-get install postgresql, or set PG_BINDIR or SERVICE_TEST_POSTGRES_URL) ***"; \
+	  echo "****************************************************************************"; \
+	elif [ $$rc -ne 0 ]; then exit $$rc; fi
+
+# Rewrites migrations/postgres/schema.sql from the PostgreSQL migrations.
+test-postgres-schema:
+	./scripts/with-postgres.sh env SERVICE_TEST_STORE=postgres $(GO) test -count=1 ./store -run '^TestSchema$$' -update
 
 # The JavaScript SDK (sdk/js): types (with the DOM lib and without), unit
 # tests, integration and exit tests against a binary built once here, the
@@ -60,6 +80,10 @@ load: build
 
 soak: build
 	BIN=$(BIN) ./scripts/load.sh soak
+
+# make load on PostgreSQL (see scripts/load.sh).
+load-postgres: build
+	STORE=postgres BIN=$(BIN) ./scripts/load.sh
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -264,8 +264,8 @@ func TestCLIEnvDB(t *testing.T) {
 	if got, want := cliRun(t, env, "apps", "create", "--name", "E").stdout, `{"id":1,"name":"E","plan":"free","rateLimit":60}`+"\n"; got != want {
 		t.Fatalf("stdout=%q, want %q", got, want)
 	}
-	if _, err := os.Stat(db); err != nil {
-		t.Fatalf("SERVICE_DB was not used: %v", err)
+	if list := cliRun(t, nil, "apps", "list", "--db", db).stdout; !strings.Contains(list, `"name":"E"`) {
+		t.Fatalf("SERVICE_DB was not used: apps list --db gave %s", list)
 	}
 	cliJSON(t, env, "keys", "create", "--app", "1", "--role", "read")
 	m := cliJSON(t, env, "keys", "list", "--app", "1")
@@ -438,7 +438,7 @@ func TestCLIAppsListUpdateDelete(t *testing.T) {
 	if _, err := fresh.Authenticate(ctx, seed["adminKey"].(string)); err == nil {
 		t.Fatal("the deleted app's key still authenticates")
 	}
-	raw, err := sql.Open("sqlite", "file:"+db+"?mode=ro")
+	raw, err := store.OpenSQL(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +464,11 @@ func TestCLIAppsListUpdateDelete(t *testing.T) {
 }
 
 func TestCLIMigrate(t *testing.T) {
-	ups, err := filepath.Glob("../migrations/*.up.sql")
+	pattern := "../migrations/*.up.sql"
+	if pgtest.Selected() {
+		pattern = "../migrations/postgres/*.up.sql"
+	}
+	ups, err := filepath.Glob(pattern)
 	if err != nil || len(ups) == 0 {
 		t.Fatalf("no migrations: %v", err)
 	}
@@ -481,7 +485,7 @@ func TestCLIMigrate(t *testing.T) {
 			prev = n
 		}
 	}
-	db := cliDB(t)
+	db := pgtest.EmptyDB(t, filepath.Join(t.TempDir(), "cli.db"))
 	version := func(args ...string) {
 		t.Helper()
 		m := cliJSON(t, nil, append([]string{"migrate", "--db", db}, args...)...)
@@ -783,14 +787,16 @@ func TestCLIServe(t *testing.T) {
 		t.Fatalf("log messages=%v, want the last to be stopped", msgs)
 	}
 
-	sqldb, err := sql.Open("sqlite", "file:"+db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sqldb.Close()
-	var check string
-	if err := sqldb.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
-		t.Fatalf("integrity_check=%q, %v", check, err)
+	if !store.IsPostgresURL(db) {
+		sqldb, err := sql.Open("sqlite", "file:"+db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sqldb.Close()
+		var check string
+		if err := sqldb.QueryRow(`PRAGMA integrity_check`).Scan(&check); err != nil || check != "ok" {
+			t.Fatalf("integrity_check=%q, %v", check, err)
+		}
 	}
 	s, err := store.Open(context.Background(), db)
 	if err != nil {

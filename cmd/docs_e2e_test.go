@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"service/internal/markdown"
+	"service/internal/pgtest"
+	"service/store"
 )
 
 // The docs' shell commands, run as a reader pastes them: in one bash, in a
@@ -26,7 +28,10 @@ import (
 
 // docScript joins the sh blocks of file marked with marker, in order, and
 // points their BASE=http://localhost:8080 line at base.
-func docScript(t *testing.T, file, marker, base string) string {
+//
+// db is the database the server runs on: the docs' data.db in the SQLite
+// run, else a PostgreSQL URL that their --db data.db then names instead.
+func docScript(t *testing.T, file, marker, base, db string) string {
 	t.Helper()
 	text, err := os.ReadFile(file)
 	if err != nil {
@@ -47,24 +52,29 @@ func docScript(t *testing.T, file, marker, base string) string {
 	if found := len(baseLine.FindAllString(script.String(), -1)); n == 0 || found != 1 {
 		t.Fatalf("%s: %d blocks marked %q, with %d lines BASE=http://localhost:8080; want some, and one", file, n, marker, found)
 	}
-	return baseLine.ReplaceAllLiteralString(script.String(), "BASE="+base)
+	out := baseLine.ReplaceAllLiteralString(script.String(), "BASE="+base)
+	if store.IsPostgresURL(db) {
+		out = strings.ReplaceAll(out, "--db data.db", "--db '"+db+"'")
+	}
+	return out
 }
 
 // docsDir is a directory holding ./service, and serve running on its
 // data.db; it returns the directory and the server's base URL (no /v1).
-func docsDir(t *testing.T) (string, *e2eServer, string) {
+func docsDir(t *testing.T) (dir string, s *e2eServer, base, db string) {
 	t.Helper()
 	for _, tool := range []string{"bash", "curl", "jq"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the docs' commands run with %s, which is not installed (apt-get install curl jq)", tool)
 		}
 	}
-	dir := t.TempDir()
+	dir = t.TempDir()
 	if err := os.Symlink(cliBin, filepath.Join(dir, "service")); err != nil {
 		t.Fatal(err)
 	}
-	s := e2eServe(t, "--db", filepath.Join(dir, "data.db"))
-	return dir, s, strings.TrimSuffix(s.base, "/v1")
+	db = pgtest.DB(t, filepath.Join(dir, "data.db"))
+	s = e2eServe(t, "--db", db)
+	return dir, s, strings.TrimSuffix(s.base, "/v1"), db
 }
 
 // runDocScript runs script in dir with bash, stopping at the first failing
@@ -133,8 +143,8 @@ func jsonValues(t *testing.T, out []byte) []map[string]any {
 // one: the second run makes app 2 and must work the same, its ids taken
 // from the answers as the first run's were.
 func TestReadmeFirstABTest(t *testing.T) {
-	dir, s, base := docsDir(t)
-	script := docScript(t, "../README.md", "first-ab-test", base)
+	dir, s, base, db := docsDir(t)
+	script := docScript(t, "../README.md", "first-ab-test", base, db)
 	for run := int64(1); run <= 2; run++ {
 		t.Run(fmt.Sprint("Run", run), func(t *testing.T) {
 			out, v := runDocScript(t, dir, script, "APP_ID", "ADMIN_KEY", "CLIENT_KEY", "HERO_A", "HERO_B", "CAMPAIGN_ID")
@@ -193,10 +203,10 @@ func TestReadmeFirstABTest(t *testing.T) {
 // example of that page its app and keys: the keys it keeps belong to the
 // app it made, with the roles the examples use them for.
 func TestDocsAPISetup(t *testing.T) {
-	dir, s, base := docsDir(t)
+	dir, s, base, db := docsDir(t)
 	// Another app first, as seed makes: the setup must not assume app 1.
-	e2eCLI(t, "apps", "create", "--db", filepath.Join(dir, "data.db"), "--name", "Other")
-	_, v := runDocScript(t, dir, docScript(t, "../docs/api.md", "api-examples: setup", base), "BASE", "APP_ID", "ADMIN_KEY", "CLIENT_KEY")
+	e2eCLI(t, "apps", "create", "--db", db, "--name", "Other")
+	_, v := runDocScript(t, dir, docScript(t, "../docs/api.md", "api-examples: setup", base, db), "BASE", "APP_ID", "ADMIN_KEY", "CLIENT_KEY")
 	if v["BASE"] != base || v["APP_ID"] != "2" {
 		t.Fatalf("BASE=%s APP_ID=%s, want %s and 2", v["BASE"], v["APP_ID"], base)
 	}

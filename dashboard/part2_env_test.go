@@ -93,7 +93,7 @@ func (e *env) audience(appID int64, name, def string) *store.Audience {
 // it in a state the API cannot reach.
 func (e *env) sql() *sql.DB {
 	e.t.Helper()
-	db, err := sql.Open("sqlite", store.DSN(e.path))
+	db, err := store.OpenSQL(e.path)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -182,6 +182,9 @@ func decodeFields(body []byte, v any, create bool) (string, map[string]any) {
 	if !utf8.Valid(body) {
 		return "request body must be valid UTF-8", nil
 	}
+	if hasNULEscape(body) {
+		return `request body must not contain the NUL character (\u0000)`, nil
+	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
@@ -192,6 +195,28 @@ func decodeFields(body []byte, v any, create bool) (string, map[string]any) {
 		return "malformed JSON body", nil
 	}
 	return "", nil
+}
+
+// hasNULEscape reports whether a JSON text holds the escape \u0000 (a raw
+// NUL byte is not valid JSON). PostgreSQL's text cannot hold the character,
+// so both stores refuse it rather than differ; the SDK's fast decoders never
+// see it, since they hand any escape to this path.
+func hasNULEscape(body []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte(`u0000`))
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		slashes := 0
+		for k := at - 1; k >= 0 && body[k] == '\\'; k-- {
+			slashes++
+		}
+		if slashes%2 == 1 {
+			return true
+		}
+		i = at + 5
+	}
 }
 
 // typeErrors names every top-level member of body whose value has the

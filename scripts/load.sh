@@ -30,7 +30,12 @@
 #   events             the campaign's goal event from assigned users: event
 #                      (and conversion) committed before the answer
 #
-# Environment: WORKLOADS (a subset, space separated), ROUNDS (3), DURATION (10s), WARMUP (3s), CONNS (64), USERS
+# STORE=postgres runs the same on PostgreSQL: a throwaway server from
+# scripts/with-postgres.sh, durable (fsync and synchronous commit on, as in
+# production), pinned to the service's CPU so that the whole backend gets
+# one core, as SQLite's does (`make load-postgres`).
+#
+# Environment: STORE (sqlite or postgres), WORKLOADS (a subset, space separated), ROUNDS (3), DURATION (10s), WARMUP (3s), CONNS (64), USERS
 # (2000 pre-assigned returning users), LOG_LEVEL (info: one line per request,
 # as in production), BIN (./service), SOAK_USERS and SOAK_EVENTS (1000000).
 set -euo pipefail
@@ -38,6 +43,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 MODE=${1:-load}
+STORE=${STORE:-sqlite}
+if [ "$STORE" = postgres ] && [ -z "${PG_DATADIR:-}" ]; then
+	# A server of its own: the figures need its durability settings and
+	# its pinning, which a shared server's would not have.
+	unset SERVICE_TEST_POSTGRES_URL
+	exec env PG_DURABLE=1 ./scripts/with-postgres.sh "$0" "$@"
+fi
 BIN=${BIN:-./service}
 ROUNDS=${ROUNDS:-3}
 DURATION=${DURATION:-10s}
@@ -121,6 +133,17 @@ if [ "$MODE" = profile ]; then
 fi
 
 DB=$TMP/load.db
+if [ "$STORE" = postgres ]; then
+	# The postmaster forks a backend per connection, which inherits its
+	# pinning; its helpers (checkpointer, WAL writer, …) run already.
+	pm=$(head -1 "$PG_DATADIR/postmaster.pid")
+	for pid in "$pm" $(pgrep -P "$pm"); do
+		taskset -a -p -c 1 "$pid" >/dev/null
+	done
+	"$PG_BINDIR/psql" -q "$SERVICE_TEST_POSTGRES_URL" -c "CREATE DATABASE load"
+	DB=${SERVICE_TEST_POSTGRES_URL/\/postgres\?//load?}
+	PINNED="$PINNED; PostgreSQL also on CPU 1"
+fi
 setup() {
 	local app cv1 cv2 campaign
 	app=$("$BIN" apps create --db "$DB" --name load --plan enterprise --rate-limit 100000000)
@@ -299,6 +322,10 @@ load() {
 }
 
 db_size_mib() {
+	if [ "$STORE" = postgres ]; then
+		"$PG_BINDIR/psql" -Atq "$DB" -c "SELECT round(pg_database_size('load') / 1048576.0, 1)"
+		return
+	fi
 	du -cb "$DB" "$DB-wal" "$DB-shm" 2>/dev/null | awk 'END { printf "%.1f", $1 / 1048576 }'
 }
 
@@ -348,7 +375,7 @@ profile() {
 }
 
 setup
-echo "$(nproc) CPUs; $USERS pre-assigned users; log level ${LOG_LEVEL:-info}"
+echo "store $STORE; $(nproc) CPUs; $USERS pre-assigned users; log level ${LOG_LEVEL:-info}"
 case $MODE in
 load) load ;;
 soak) soak ;;

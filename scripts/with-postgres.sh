@@ -36,11 +36,14 @@ for _ in $(seq 50); do
 done
 [ -n "$port" ] || { echo "with-postgres: no free port found" >&2; exit 1; }
 # Durability is the server's business, not the tests': fsync off makes
-# the many small databases the tests create cheap.
+# the many small databases the tests create cheap. PG_DURABLE=1 keeps
+# PostgreSQL's defaults, for measurements (scripts/load.sh).
+settings="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+[ -n "${PG_DURABLE:-}" ] && settings=""
 "${as[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-  -o "-h 127.0.0.1 -p $port -k $dir -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400" >/dev/null ||
+  -o "-h 127.0.0.1 -p $port -k $dir $settings -c max_connections=400" >/dev/null ||
   { cat "$dir/server.log" >&2; exit 1; }
-export PG_BINDIR="$bindir"
+export PG_BINDIR="$bindir" PG_DATADIR="$dir/data"
 export SERVICE_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
 echo "with-postgres: PostgreSQL $("$bindir/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
 set +e

@@ -231,7 +231,7 @@ func (db *DB) findCampaigns(ctx context.Context, appID int64, status, name strin
 	}
 	if name != "" {
 		// instr instead of LIKE: the search text needs no escaping.
-		where += ` AND instr(lower(name), lower(?)) > 0`
+		where += ` AND ` + db.dia.instr + `(lower(name), lower(?)) > 0`
 		args = append(args, name)
 	}
 	list, p, err := findPage(ctx, db, "campaigns", campaignColumns, where, args, o, scanCampaign)

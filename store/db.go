@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
 	// registers the cgo-free "sqlite" driver
 	"service/keyring"
 	"service/migrations"
@@ -390,4 +392,19 @@ func (tx *Tx) insertID(q string, args ...any) (int64, error) {
 	var id int64
 	err := tx.QueryRowContext(tx.ctx, q+` RETURNING id`, args...).Scan(&id)
 	return id, err
+}
+
+// OpenSQL opens a plain database/sql handle on the database at target, a
+// SQLite file or a postgres:// URL, for SQL written as the store writes it
+// (? placeholders on both): for maintenance and tests that must put the
+// database in a state no store method reaches.
+func OpenSQL(target string) (*sql.DB, error) {
+	if IsPostgresURL(target) {
+		cfg, err := pgxpool.ParseConfig(target)
+		if err != nil {
+			return nil, err
+		}
+		return sql.OpenDB(rebindConnector{stdlib.GetConnector(*cfg.ConnConfig)}), nil
+	}
+	return sql.Open("sqlite", DSN(target))
 }

@@ -23,6 +23,11 @@ type dialect struct {
 	// jsonTexts is a table u of the strings of a JSON array parameter:
 	// u.value, at the 0-based position u.key.
 	jsonTexts string
+	// eventsByEventTS is the events table read through its (app_id,
+	// event_id, ts) index.
+	eventsByEventTS string
+	// instr is the function that finds text in text, 1-based, 0 for none.
+	instr string
 	// unindexed prefixes a column whose index the planner must not use.
 	unindexed string
 	// jsonIDs selects the integers of a JSON array parameter.

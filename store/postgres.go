@@ -186,7 +186,8 @@ func (db *DB) compactSecrets(ctx context.Context) {
 
 // PostgreSQL's error codes the store tells apart.
 const (
-	pgUniqueViolation = "23505"
+	pgUniqueViolation          = "23505"
+	pgCharacterNotInRepertoire = "22021"
 )
 
 func isPGCode(err error, code string) bool {

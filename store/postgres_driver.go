@@ -41,11 +41,24 @@ func (c *rebindConn) PrepareContext(ctx context.Context, q string) (driver.Stmt,
 }
 
 func (c *rebindConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	return c.Conn.ExecContext(ctx, rebind(q), args)
+	r, err := c.Conn.ExecContext(ctx, rebind(q), args)
+	return r, pgInputError(err)
 }
 
 func (c *rebindConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.Conn.QueryContext(ctx, rebind(q), args)
+	r, err := c.Conn.QueryContext(ctx, rebind(q), args)
+	return r, pgInputError(err)
+}
+
+// pgInputError turns PostgreSQL's refusal of a NUL character in text,
+// which SQLite would have stored, into the client's error it is: the API
+// refuses the \u0000 escape before it gets here, and this covers what
+// reaches the store by another way (a dashboard form).
+func pgInputError(err error) error {
+	if isPGCode(err, pgCharacterNotInRepertoire) {
+		return Errorf(EINVALID, "text must not contain the NUL character")
+	}
+	return err
 }
 
 // rebound maps texts with ? to their $n form. Texts are the store's

@@ -10,9 +10,11 @@ var postgresDialect = dialect{
 	jsonEach: `jsonb_array_elements(CAST(? AS JSONB)) WITH ORDINALITY AS j(value, key)`,
 	// PostgreSQL's planner needs no steering off the due index: it
 	// estimates the id list's rows.
-	unindexed:    ``,
-	eventsByUser: `events`,
-	eventRun:     `NULL`,
-	jsonTexts:    `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
-	jsonIDs:      `SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(? AS JSONB))`,
+	unindexed:       ``,
+	eventsByEventTS: `events`,
+	instr:           `strpos`,
+	eventsByUser:    `events`,
+	eventRun:        `NULL`,
+	jsonTexts:       `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
+	jsonIDs:         `SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(? AS JSONB))`,
 }

@@ -5,14 +5,27 @@ package pgtest
 
 import (
 	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
+	"sort"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/golang-migrate/migrate/v4"
+	migratepgx "github.com/golang-migrate/migrate/v4/database/pgx/v5"
+	"github.com/golang-migrate/migrate/v4/source/iofs"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"service/migrations"
 )
 
 // ServerEnv names the server's admin URL; StoreEnv set to "postgres" makes
@@ -25,42 +38,6 @@ const (
 // Selected reports whether this test run is the PostgreSQL run.
 func Selected() bool { return os.Getenv(StoreEnv) == "postgres" }
 
-var seq atomic.Int64
-
-// NewDatabase creates an empty database and returns its URL; the database
-// is dropped when the test ends. The test fails at once when no server
-// is configured: a PostgreSQL run without its server proves nothing.
-func NewDatabase(tb testing.TB) string {
-	tb.Helper()
-	admin := os.Getenv(ServerEnv)
-	if admin == "" {
-		tb.Fatalf("%s=postgres needs %s (run the tests through scripts/with-postgres.sh or make test-postgres)", StoreEnv, ServerEnv)
-	}
-	name := fmt.Sprintf("t_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e6, seq.Add(1))
-	exec(tb, admin, `CREATE DATABASE `+name)
-	tb.Cleanup(func() { exec(tb, admin, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`) })
-	u, err := url.Parse(admin)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
-
-func exec(tb testing.TB, admin, stmt string) {
-	tb.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	c, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		tb.Fatalf("postgres: %v", err)
-	}
-	defer c.Close(ctx)
-	if _, err := c.Exec(ctx, stmt); err != nil {
-		tb.Fatalf("postgres: %s: %v", stmt, err)
-	}
-}
-
 // DB returns where a test's database goes: in the PostgreSQL run a new
 // database, else the SQLite file path given.
 func DB(tb testing.TB, sqlitePath string) string {
@@ -69,4 +46,165 @@ func DB(tb testing.TB, sqlitePath string) string {
 		return NewDatabase(tb)
 	}
 	return sqlitePath
+}
+
+// EmptyDB is DB for a database without the schema: in the PostgreSQL run a
+// new, empty database, else the SQLite file path given.
+func EmptyDB(tb testing.TB, sqlitePath string) string {
+	tb.Helper()
+	if !Selected() {
+		return sqlitePath
+	}
+	admin := os.Getenv(ServerEnv)
+	if admin == "" {
+		tb.Fatalf("%s=postgres needs %s", StoreEnv, ServerEnv)
+	}
+	name := fmt.Sprintf("e_%d_%d", os.Getpid(), seq.Add(1))
+	if err := exec(admin, `CREATE DATABASE `+name); err != nil {
+		tb.Fatalf("postgres: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := exec(admin, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+			tb.Errorf("postgres: %v", err)
+		}
+	})
+	return withDatabase(admin, name)
+}
+
+var (
+	seq      atomic.Int64
+	tmplOnce sync.Once
+	tmplName string
+	tmplErr  error
+	// creating serializes the copies of the template: PostgreSQL refuses
+	// to copy a database another session is connected to, and a copy in
+	// progress counts as one.
+	creating sync.Mutex
+)
+
+// NewDatabase creates a database holding the current schema, copied from
+// a template the migrations built once, and returns its URL; the database
+// is dropped when the test ends. The test fails at once when no server is
+// configured: a PostgreSQL run without its server proves nothing.
+func NewDatabase(tb testing.TB) string {
+	tb.Helper()
+	admin := os.Getenv(ServerEnv)
+	if admin == "" {
+		tb.Fatalf("%s=postgres needs %s (run the tests through scripts/with-postgres.sh or make test-postgres)", StoreEnv, ServerEnv)
+	}
+	tmplOnce.Do(func() { tmplName, tmplErr = template(admin) })
+	if tmplErr != nil {
+		tb.Fatalf("postgres: template database: %v", tmplErr)
+	}
+	name := fmt.Sprintf("t_%d_%d", os.Getpid(), seq.Add(1))
+	creating.Lock()
+	err := exec(admin, `CREATE DATABASE `+name+` TEMPLATE `+tmplName)
+	creating.Unlock()
+	if err != nil {
+		tb.Fatalf("postgres: %v", err)
+	}
+	tb.Cleanup(func() {
+		if err := exec(admin, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`); err != nil {
+			tb.Errorf("postgres: %v", err)
+		}
+	})
+	return withDatabase(admin, name)
+}
+
+// template returns the name of a database the PostgreSQL migrations built,
+// named by their content so that every test process of a run (and later
+// runs on the same server) shares it; an advisory lock makes one process
+// build it while the others wait.
+func template(admin string) (string, error) {
+	h := sha256.New()
+	names, err := fs.Glob(migrations.Postgres, "*.sql")
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b, err := fs.ReadFile(migrations.Postgres, n)
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte(n))
+		h.Write(b)
+	}
+	name := "tmpl_" + hex.EncodeToString(h.Sum(nil))[:16]
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close(context.Background())
+	if _, err := c.Exec(ctx, `SELECT pg_advisory_lock(727274)`); err != nil {
+		return "", err
+	}
+	var exists bool
+	if err := c.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil || exists {
+		return name, err
+	}
+	building := name + "_building"
+	for _, q := range []string{`DROP DATABASE IF EXISTS ` + building + ` WITH (FORCE)`, `CREATE DATABASE ` + building} {
+		if _, err := c.Exec(ctx, q); err != nil {
+			return "", err
+		}
+	}
+	if err := migrateUp(withDatabase(admin, building)); err != nil {
+		return "", err
+	}
+	_, err = c.Exec(ctx, `ALTER DATABASE `+building+` RENAME TO `+name)
+	return name, err
+}
+
+func migrateUp(dbURL string) error {
+	cfg, err := pgx.ParseConfig(dbURL)
+	if err != nil {
+		return err
+	}
+	conn := stdlib.OpenDB(*cfg)
+	src, err := iofs.New(migrations.Postgres, ".")
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	drv, err := migratepgx.WithInstance(conn, &migratepgx.Config{})
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	m, err := migrate.NewWithInstance("iofs", src, "pgx5", drv)
+	if err != nil {
+		conn.Close()
+		return err
+	}
+	defer m.Close()
+	if err := m.Up(); err != nil && !errors.Is(err, migrate.ErrNoChange) {
+		return err
+	}
+	return nil
+}
+
+func withDatabase(admin, name string) string {
+	u, err := url.Parse(admin)
+	if err != nil {
+		panic(err) // the admin URL was parsed by pgx before this
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+func exec(admin, stmt string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := sql.Open("pgx", admin)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, stmt); err != nil {
+		return fmt.Errorf("%s: %w", stmt, err)
+	}
+	return nil
 }
