@@ -6,8 +6,13 @@ package store
 // that needs a dialect of its own gets a field here, and its two texts sit
 // in sqlite_sql.go and postgres_sql.go.
 type dialect struct {
-	// eventsInsert is the group commit's multi-row events insert.
-	eventsInsert multiRow
+	// The group commit's multi-row inserts (rows.go): users, first
+	// assignments (with RETURNING, the rows that went in), events.
+	usersInsert, assignInsert, assignReturning, eventsInsert multiRow
+	// assignProbe: first assignments go in without RETURNING, in a
+	// savepoint that the RETURNING form replaces when a row was stored
+	// already (see flushAssignments).
+	assignProbe bool
 	// greatest is the scalar maximum of its arguments.
 	greatest string
 	// jsonEach is a table j of the elements of a JSON array parameter:

@@ -1,11 +1,20 @@
 package store
 
+// pgMaxParams bounds a statement's parameters below PostgreSQL's 65,535.
+const pgMaxParams = 4096
+
 // postgresDialect is the PostgreSQL text of the statements in dialect.
 var postgresDialect = dialect{
+	// PostgreSQL binds parameters by position, so a statement takes a
+	// whole group commit's rows: each statement is a round trip.
+	usersInsert: newMultiRowUpTo(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES `, `(?, ?, '{}', ?, ?)`,
+		usersUpsert, maxBatch, pgMaxParams),
+	assignInsert:    newMultiRowUpTo(assignPrefix, `(?, ?, ?, ?)`, assignSuffix, maxBatch, pgMaxParams),
+	assignReturning: newMultiRowUpTo(assignPrefix, `(?, ?, ?, ?)`, assignSuffix+` RETURNING campaign_id, user_key`, maxBatch, pgMaxParams),
 	// RETURNING gives the ids in VALUES order: PostgreSQL numbers the rows
 	// from the sequence as it inserts them, in that order.
-	eventsInsert: newMultiRow(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
-		`(?, ?, ?, ?, ?, ?, ?)`, ` RETURNING id`),
+	eventsInsert: newMultiRowUpTo(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
+		`(?, ?, ?, ?, ?, ?, ?)`, ` RETURNING id`, maxBatch, pgMaxParams),
 	greatest: `GREATEST`,
 	jsonEach: `jsonb_array_elements(CAST(? AS JSONB)) WITH ORDINALITY AS j(value, key)`,
 	// PostgreSQL's planner needs no steering off the due index: it

@@ -35,7 +35,13 @@ const (
 )
 
 func newMultiRow(prefix, row, suffix string) multiRow {
-	m := multiRow{max: maxRowsPerStmt, texts: map[int]string{}}
+	return newMultiRowUpTo(prefix, row, suffix, maxRowsPerStmt, maxParams)
+}
+
+// newMultiRowUpTo is newMultiRow with other bounds on the rows and the
+// parameters of one statement.
+func newMultiRowUpTo(prefix, row, suffix string, maxRows, maxParams int) multiRow {
+	m := multiRow{max: maxRows, texts: map[int]string{}}
 	for m.max > 1 && m.max*strings.Count(row, "?") > maxParams {
 		m.max /= 2
 	}
@@ -66,9 +72,9 @@ const (
 )
 
 var (
-	usersInsert = newMultiRow(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES `, `(?, ?, '{}', ?, ?)`,
-		fmt.Sprintf(` ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
-		WHERE users.last_seen <= excluded.last_seen - %d`, lastSeenResolution))
+	usersUpsert = fmt.Sprintf(` ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
+		WHERE users.last_seen <= excluded.last_seen - %d`, lastSeenResolution)
+	usersInsert  = newMultiRow(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES `, `(?, ?, '{}', ?, ?)`, usersUpsert)
 	assignInsert = newMultiRow(assignPrefix, `(?, ?, ?, ?)`, assignSuffix)
 	// RETURNING names the rows inserted: the others were stored already.
 	assignReturning = newMultiRow(assignPrefix, `(?, ?, ?, ?)`, assignSuffix+` RETURNING campaign_id, user_key`)
@@ -214,7 +220,7 @@ func (tx *Tx) flushUsers() error {
 	}
 	now := any(ms(tx.now))
 	var app lastBox[int64]
-	err := usersInsert.chunks(len(tx.userOrder), func(i, n int, q string) error {
+	err := tx.db.dia.usersInsert.chunks(len(tx.userOrder), func(i, n int, q string) error {
 		args := tx.argsFor(4 * n)
 		for _, u := range tx.userOrder[i : i+n] {
 			args = rowArgs(args, app.of(u.appID), u.userID, now, now)
@@ -325,19 +331,7 @@ func (tx *Tx) flushAssignments() error {
 	if len(tx.assigns) == 0 {
 		return nil
 	}
-	if _, err := tx.exec(`SAVEPOINT assignments`); err != nil {
-		return err
-	}
-	all, err := tx.insertAssignments(false)
-	if err == nil && !all {
-		if _, err = tx.exec(`ROLLBACK TO assignments`); err == nil {
-			_, err = tx.insertAssignments(true)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	if _, err := tx.exec(`RELEASE assignments`); err != nil {
+	if err := tx.insertAllAssignments(); err != nil {
 		return err
 	}
 	for i := range tx.assigns {
@@ -359,15 +353,39 @@ func (tx *Tx) flushAssignments() error {
 	return nil
 }
 
+// insertAllAssignments writes the queued assignments and marks those that
+// went in. On PostgreSQL, whose RETURNING costs little next to a
+// statement's round trip, the RETURNING form does it in one pass.
+func (tx *Tx) insertAllAssignments() error {
+	if !tx.db.dia.assignProbe {
+		_, err := tx.insertAssignments(true)
+		return err
+	}
+	if _, err := tx.exec(`SAVEPOINT assignments`); err != nil {
+		return err
+	}
+	all, err := tx.insertAssignments(false)
+	if err == nil && !all {
+		if _, err = tx.exec(`ROLLBACK TO assignments`); err == nil {
+			_, err = tx.insertAssignments(true)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	_, err = tx.exec(`RELEASE assignments`)
+	return err
+}
+
 // insertAssignments writes the queued assignments. Without returning it
 // reports whether every row went in, and marks them all inserted if so;
 // with it, it marks the rows inserted that RETURNING names.
 func (tx *Tx) insertAssignments(returning bool) (all bool, err error) {
 	now := any(ms(tx.now))
 	var campaignArg, variantArg lastBox[int64]
-	m := assignInsert
+	m := tx.db.dia.assignInsert
 	if returning {
-		m = assignReturning
+		m = tx.db.dia.assignReturning
 	}
 	var changed int64
 	err = m.chunks(len(tx.assigns), func(i, n int, q string) error {

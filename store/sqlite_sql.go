@@ -2,10 +2,14 @@ package store
 
 // sqliteDialect is the SQLite text of the statements in dialect.
 var sqliteDialect = dialect{
-	eventsInsert: eventsInsert,
-	greatest:     `MAX`,
-	jsonEach:     `json_each(?) AS j`,
-	unindexed:    `+`,
+	usersInsert:     usersInsert,
+	assignInsert:    assignInsert,
+	assignReturning: assignReturning,
+	eventsInsert:    eventsInsert,
+	assignProbe:     true,
+	greatest:        `MAX`,
+	jsonEach:        `json_each(?) AS j`,
+	unindexed:       `+`,
 	// The planner would take the (app_id, ts) index for the window and
 	// then sort; this index covers the count and groups as it reads.
 	eventsByEventTS: `events INDEXED BY events_app_event_ts`,
