@@ -40,6 +40,7 @@ done
 # PostgreSQL's defaults, for measurements (scripts/load.sh).
 settings="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
 [ -n "${PG_DURABLE:-}" ] && settings=""
+settings="$settings ${PG_SETTINGS:-}"
 "${as[@]}" "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
   -o "-h 127.0.0.1 -p $port -k $dir $settings -c max_connections=400" >/dev/null ||
   { cat "$dir/server.log" >&2; exit 1; }

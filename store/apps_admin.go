@@ -147,10 +147,14 @@ func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]i
 				Details: details}
 		}
 		// Events have no foreign key to apps (their table is written in
-		// bulk), so they go explicitly; campaigns go before the app because
-		// they reference audiences, which the app's cascade also deletes.
+		// bulk), so they go explicitly, and so do users and assignments,
+		// which have none on PostgreSQL for the same reason; campaigns go
+		// before the app because they reference audiences, which the app's
+		// cascade also deletes.
 		deletes := []string{
 			`DELETE FROM events WHERE app_id = ?`,
+			`DELETE FROM users WHERE app_id = ?`,
+			`DELETE FROM assignments WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?)`,
 			`DELETE FROM campaigns WHERE app_id = ?`,
 			`DELETE FROM apps WHERE id = ?`,
 		}

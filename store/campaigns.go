@@ -429,6 +429,11 @@ func (db *DB) DeleteCampaign(ctx context.Context, appID, id int64) error {
 			return &Error{Code: EINVALID, Message: "an " + cur + " campaign cannot be deleted; complete it first",
 				Details: map[string]any{"status": cur}}
 		}
+		// Assignments go explicitly: on PostgreSQL they have no foreign
+		// key to cascade through (see its schema).
+		if _, err := tx.Exec(`DELETE FROM assignments WHERE campaign_id = ?`, id); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(`DELETE FROM campaigns WHERE id = ? AND status = ?`, id, cur); err != nil {
 			return err
 		}

@@ -403,9 +403,6 @@ CREATE INDEX webhooks_app ON public.webhooks USING btree (app_id, id);
 ALTER TABLE ONLY public.api_keys
     ADD CONSTRAINT api_keys_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(id) ON DELETE CASCADE;
 
-ALTER TABLE ONLY public.assignments
-    ADD CONSTRAINT assignments_campaign_id_fkey FOREIGN KEY (campaign_id) REFERENCES public.campaigns(id) ON DELETE CASCADE;
-
 ALTER TABLE ONLY public.audiences
     ADD CONSTRAINT audiences_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(id) ON DELETE CASCADE;
 
@@ -432,9 +429,6 @@ ALTER TABLE ONLY public.form_submissions
 
 ALTER TABLE ONLY public.form_submissions
     ADD CONSTRAINT form_submissions_content_view_id_fkey FOREIGN KEY (content_view_id) REFERENCES public.content_views(id) ON DELETE CASCADE;
-
-ALTER TABLE ONLY public.users
-    ADD CONSTRAINT users_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.webhook_attempts
     ADD CONSTRAINT webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES public.webhook_deliveries(id) ON DELETE CASCADE;
