@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -218,6 +220,12 @@ func (tx *Tx) flushUsers() error {
 	if len(tx.userOrder) == 0 {
 		return nil
 	}
+	// In key order, as every writer inserts them: two processes on one
+	// PostgreSQL database inserting the same new users in opposite orders
+	// would each wait for the other's row.
+	slices.SortFunc(tx.userOrder, func(a, b userRef) int {
+		return cmp.Or(cmp.Compare(a.appID, b.appID), strings.Compare(a.userID, b.userID))
+	})
 	now := any(ms(tx.now))
 	var app lastBox[int64]
 	err := tx.db.dia.usersInsert.chunks(len(tx.userOrder), func(i, n int, q string) error {
@@ -331,6 +339,7 @@ func (tx *Tx) flushAssignments() error {
 	if len(tx.assigns) == 0 {
 		return nil
 	}
+	tx.sortAssignments()
 	if err := tx.insertAllAssignments(); err != nil {
 		return err
 	}
@@ -351,6 +360,22 @@ func (tx *Tx) flushAssignments() error {
 		clear(byKey)
 	}
 	return nil
+}
+
+// sortAssignments puts the queued assignments in key order, as every
+// writer inserts them (see flushUsers), and renumbers their index.
+func (tx *Tx) sortAssignments() {
+	if slices.IsSortedFunc(tx.assigns, comparePending) {
+		return
+	}
+	slices.SortFunc(tx.assigns, comparePending)
+	for i, a := range tx.assigns {
+		tx.assignIdx[a.ref.campaign][a.ref.key] = i
+	}
+}
+
+func comparePending(a, b pendingAssign) int {
+	return cmp.Or(cmp.Compare(a.ref.campaign, b.ref.campaign), strings.Compare(a.ref.key, b.ref.key))
 }
 
 // insertAllAssignments writes the queued assignments and marks those that

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"maps"
+	"slices"
 	"sync"
 )
 
@@ -172,14 +174,22 @@ func (tx *Tx) delta(variantID int64) *counterDelta {
 }
 
 func (tx *Tx) flushCounts() error {
-	for id, d := range tx.counts {
+	if len(tx.counts) == 0 {
+		return nil
+	}
+	// In id order, as every writer takes these rows' locks: two processes
+	// on one PostgreSQL database, each locking the other's next row, would
+	// deadlock.
+	ids := slices.Sorted(maps.Keys(tx.counts))
+	for _, id := range ids {
+		d := tx.counts[id]
 		if _, err := tx.exec(`UPDATE campaign_variants SET impressions = impressions + ?, conversions = conversions + ? WHERE id = ?`,
 			d.impressions, d.conversions, id); err != nil {
 			return err
 		}
 	}
 	// The same increments per hour, for the results page's daily charts.
-	if err := tx.flushHours(); err != nil {
+	if err := tx.flushHours(ids); err != nil {
 		return err
 	}
 	clear(tx.counts)
