@@ -2,10 +2,8 @@ package dashboard
 
 import (
 	"container/list"
-	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -116,25 +114,6 @@ func (t *throttle) reset(key string) {
 		t.drop(f)
 	}
 	t.mu.Unlock()
-}
-
-// AnnounceSetup logs a one-time setup link while no dashboard user exists.
-// addr is the address serve listens on.
-func (d *Dashboard) AnnounceSetup(ctx context.Context, addr string) error {
-	token, err := d.DB.CreateSetupToken(ctx)
-	if err != nil || token == "" {
-		return err
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return err
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		host = "localhost"
-	}
-	d.Log.Warn("no dashboard user yet: open this link once to create the first one (or run: service users create)",
-		"setupURL", "http://"+net.JoinHostPort(host, port)+"/setup?token="+token)
-	return nil
 }
 
 func (d *Dashboard) handleRoot(w http.ResponseWriter, r *http.Request) {

@@ -73,19 +73,6 @@ func TestSetupLink(t *testing.T) {
 	})
 }
 
-func TestAnnounceSetup(t *testing.T) {
-	e := newEnv(t)
-	if err := e.d.AnnounceSetup(e.ctx, "[::]:8080"); err != nil {
-		t.Fatal(err)
-	}
-	// A second announcement replaces the first link; a user ends them.
-	e.withUser()
-	token, err := e.db.CreateSetupToken(e.ctx)
-	if err != nil || token != "" {
-		t.Fatalf("token with a user=%q, %v", token, err)
-	}
-}
-
 func TestSignIn(t *testing.T) {
 	e := newEnv(t).withUser()
 
