@@ -214,7 +214,7 @@ func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campa
 	}
 	if len(in.CupedLookbackDays) > 0 {
 		var d float64
-		if json.Unmarshal(in.CupedLookbackDays, &d) != nil || d != math.Trunc(d) || d < 0 || d > MaxCupedLookbackDays {
+		if string(in.CupedLookbackDays) == "null" || json.Unmarshal(in.CupedLookbackDays, &d) != nil || d != math.Trunc(d) || d < 0 || d > MaxCupedLookbackDays {
 			fe.Add("cupedLookbackDays", fmt.Sprintf("must be an integer from 0 to %d", MaxCupedLookbackDays))
 		} else {
 			days := int(d)

@@ -72,6 +72,10 @@ type Variant struct {
 	Impressions       int64   `json:"impressions"`
 	Conversions       int64   `json:"conversions"`
 	ConversionRate    float64 `json:"conversionRate"`
+
+	// CUPED's sums of the covariate X, X² and X·Y over the variant's
+	// users; impressions and conversions are its n and ΣY.
+	sumX, sumXX, sumXY int64
 }
 
 // Namespace places a campaign in a range [start, end) of a namespace:
@@ -141,11 +145,8 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 		if ed.cuped != nil {
 			cuped = *ed.cuped
 		}
-		if ed.namespace != nil {
-			if err := tx.checkNamespaceFree(appID, 0, ed.namespace, nil); err != nil {
-				return err
-			}
-		}
+		// A draft may plan a range that a running campaign holds: it only
+		// cannot start while the range is held (see move).
 		nsID, nsStart, nsEnd := namespaceArgs(ed.namespace)
 		newID, err := tx.insertID(`INSERT INTO campaigns (app_id, name, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine,
 				namespace_id, namespace_start, namespace_end, cuped_lookback_days, created_by, created_at, updated_at)
@@ -239,7 +240,7 @@ func findCampaign(q conn, appID, id int64) (*Campaign, error) {
 }
 
 func findVariants(q conn, campaignID int64) ([]*Variant, error) {
-	rows, err := q.query(`SELECT id, name, content_view_id, traffic_allocation, is_control, impressions, conversions
+	rows, err := q.query(`SELECT id, name, content_view_id, traffic_allocation, is_control, impressions, conversions, cuped_sum_x, cuped_sum_xx, cuped_sum_xy
 		FROM campaign_variants WHERE campaign_id = ? ORDER BY id`, campaignID)
 	if err != nil {
 		return nil, err
@@ -248,7 +249,7 @@ func findVariants(q conn, campaignID int64) ([]*Variant, error) {
 	vs := []*Variant{}
 	for rows.Next() {
 		v := &Variant{CampaignID: campaignID}
-		if err := rows.Scan(&v.ID, &v.Name, &v.ContentViewID, &v.TrafficAllocation, &v.IsControl, &v.Impressions, &v.Conversions); err != nil {
+		if err := rows.Scan(&v.ID, &v.Name, &v.ContentViewID, &v.TrafficAllocation, &v.IsControl, &v.Impressions, &v.Conversions, &v.sumX, &v.sumXX, &v.sumXY); err != nil {
 			return nil, err
 		}
 		if v.Impressions > 0 {
@@ -376,6 +377,8 @@ func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignIn
 			add("stats_engine", *ed.engine)
 		}
 		if ed.setNamespace {
+			// Moving a draft's range onto one a running campaign holds is
+			// refused at once, rather than when the draft is started.
 			if ed.namespace != nil {
 				if err := tx.checkNamespaceFree(appID, id, ed.namespace, nil); err != nil {
 					return err

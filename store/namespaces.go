@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"math"
 	"slices"
 )
 
@@ -62,9 +63,14 @@ func (db *DB) FindNamespaces(ctx context.Context, appID int64) ([]NamespaceUsage
 			}
 		}
 		list[i].FreeRanges = freeRanges(held)
+		free := 0.0
 		for _, r := range list[i].FreeRanges {
-			list[i].Free += r[1] - r[0]
+			free += r[1] - r[0]
 		}
+		// Rounded to 12 decimals: the sum of differences of decimal
+		// bounds carries binary noise (0.6000000000000001) that no one
+		// setting ranges by hand means.
+		list[i].Free = math.Round(free*1e12) / 1e12
 	}
 	return list, nil
 }
