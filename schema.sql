@@ -75,9 +75,11 @@ CREATE TABLE campaigns (
     created_at      INTEGER NOT NULL,
     updated_at      INTEGER NOT NULL
 , stats_engine TEXT NOT NULL DEFAULT 'frequentist'
-    CHECK (stats_engine IN ('frequentist','sequential','bayesian')));
+    CHECK (stats_engine IN ('frequentist','sequential','bayesian')), namespace_id TEXT, namespace_start REAL, namespace_end REAL, cuped_lookback_days INTEGER NOT NULL DEFAULT 14
+    CHECK (cuped_lookback_days BETWEEN 0 AND 90));
 CREATE INDEX campaigns_app ON campaigns(app_id, status, id);
 CREATE INDEX campaigns_status ON campaigns(status, start_at, end_at);
+CREATE INDEX campaigns_namespace ON campaigns(app_id, namespace_id) WHERE namespace_id IS NOT NULL;
 
 CREATE TABLE campaign_variants (
     id                 INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -88,7 +90,7 @@ CREATE TABLE campaign_variants (
     is_control         INTEGER NOT NULL DEFAULT 0,
     impressions        INTEGER NOT NULL DEFAULT 0,
     conversions        INTEGER NOT NULL DEFAULT 0
-);
+, cuped_sum_x INTEGER NOT NULL DEFAULT 0, cuped_sum_xx INTEGER NOT NULL DEFAULT 0, cuped_sum_xy INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX campaign_variants_campaign ON campaign_variants(campaign_id, id);
 CREATE INDEX campaign_variants_content ON campaign_variants(content_view_id);
 
@@ -97,7 +99,7 @@ CREATE TABLE assignments (
     user_key     TEXT    NOT NULL,
     variant_id   INTEGER NOT NULL,
     assigned_at  INTEGER NOT NULL,
-    converted_at INTEGER,
+    converted_at INTEGER, covariate INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (campaign_id, user_key)
 ) WITHOUT ROWID;
 

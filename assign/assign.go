@@ -230,3 +230,28 @@ func Pick(bucket int, weights []float64) int {
 	}
 	return last
 }
+
+// HashV1 returns GrowthBook's hash version 1 of value under seed in
+// thousandths: fnv1a32(value + seed) % 1000, so that n = HashV1/1000. Note
+// the order, value before seed, unlike Bucket's. It does not allocate.
+func HashV1(seed, value string) int {
+	h := newHasher()
+	h.string(value)
+	h.string(seed)
+	return int(uint32(h) % 1000)
+}
+
+// InNamespace reports whether userKey falls in the range [start, end) of
+// the namespace id, as GrowthBook's inNamespace decides it:
+// n = hashV1("__" + id, userKey), in when start <= n < end. n is compared
+// as the same float64 quotient JavaScript computes, so the boundaries agree
+// exactly. It does not allocate.
+func InNamespace(id, userKey string, start, end float64) bool {
+	h := newHasher()
+	h.string(userKey)
+	h.byte('_')
+	h.byte('_')
+	h.string(id)
+	n := float64(uint32(h)%1000) / 1000
+	return n >= start && n < end
+}

@@ -243,3 +243,55 @@ func BenchmarkBucketAndPick(b *testing.B) {
 		sink = Pick(Bucket(123456, "user-1234567"), weights)
 	}
 }
+
+// namespaceVectors are the vectors of testdata/namespace_vectors.json,
+// taken from GrowthBook's code.
+type namespaceVectors struct {
+	About      string `json:"about"`
+	GrowthBook []struct {
+		User      string `json:"user"`
+		Namespace [3]any `json:"namespace"`
+		In        bool   `json:"in"`
+	} `json:"growthbook"`
+	Computed []struct {
+		Namespace string  `json:"namespace"`
+		User      string  `json:"user"`
+		N         float64 `json:"n"`
+	} `json:"computed"`
+}
+
+func TestInNamespaceGrowthBookCases(t *testing.T) {
+	var v namespaceVectors
+	fixture.JSON(t, "namespace_vectors.json", &v)
+	if len(v.GrowthBook) == 0 || len(v.Computed) == 0 {
+		t.Fatal("namespace_vectors.json has no vectors")
+	}
+	for _, tt := range v.GrowthBook {
+		id, start, end := tt.Namespace[0].(string), tt.Namespace[1].(float64), tt.Namespace[2].(float64)
+		if got := InNamespace(id, tt.User, start, end); got != tt.In {
+			t.Errorf("InNamespace(%q, %q, %g, %g) = %v, want %v", id, tt.User, start, end, got, tt.In)
+		}
+	}
+}
+
+func TestHashV1Vectors(t *testing.T) {
+	var v namespaceVectors
+	fixture.JSON(t, "namespace_vectors.json", &v)
+	for _, tt := range v.Computed {
+		got := float64(HashV1("__"+tt.Namespace, tt.User)) / 1000
+		if got != tt.N {
+			t.Errorf("hashV1(%q, %q) = %g, want %g", "__"+tt.Namespace, tt.User, got, tt.N)
+		}
+		// The range boundaries are half-open: n itself is in [n, 1), not
+		// in [0, n).
+		if !InNamespace(tt.Namespace, tt.User, tt.N, 1) || InNamespace(tt.Namespace, tt.User, 0, tt.N) {
+			t.Errorf("InNamespace(%q, %q) at its own boundary %g: want in [n, 1) and not in [0, n)", tt.Namespace, tt.User, tt.N)
+		}
+	}
+}
+
+func TestInNamespaceDoesNotAllocate(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { InNamespace("checkout", "user-ünï-😀", 0, 0.5) }); n != 0 {
+		t.Fatalf("InNamespace allocates %v times", n)
+	}
+}

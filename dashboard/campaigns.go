@@ -3,6 +3,8 @@ package dashboard
 import (
 	"encoding/json"
 	"fmt"
+	"html"
+	"html/template"
 	"net/http"
 	"slices"
 	"strconv"
@@ -35,9 +37,13 @@ type campaignForm struct {
 	Audience          string
 	Assignment        string
 	Engine            string
-	Control           int
-	Variants          []variantRow
-	endUnchanged      string // the stored endDate, to send it only when changed
+	// NSID, NSStart and NSEnd are the namespace and its range; no id
+	// means no namespace.
+	NSID, NSStart, NSEnd string
+	Cuped                string
+	Control              int
+	Variants             []variantRow
+	endUnchanged         string // the stored endDate, to send it only when changed
 }
 
 type variantRow struct {
@@ -65,6 +71,10 @@ func formFromCampaign(c *store.Campaign) campaignForm {
 	f := campaignForm{Name: c.Name, Description: c.Description, Timezone: c.Timezone, Assignment: c.AssignmentType, Engine: c.StatsEngine,
 		Start: localDate(c.StartDate, c.Timezone), End: localDate(c.EndDate, c.Timezone)}
 	f.endUnchanged = f.End
+	if ns := c.Namespace; ns != nil {
+		f.NSID, f.NSStart, f.NSEnd = ns.ID, strconv.FormatFloat(ns.Range[0], 'f', -1, 64), strconv.FormatFloat(ns.Range[1], 'f', -1, 64)
+	}
+	f.Cuped = strconv.Itoa(c.CupedLookbackDays)
 	if c.GoalEventID != nil {
 		f.Goal = *c.GoalEventID
 	}
@@ -85,7 +95,9 @@ func readCampaignForm(r *req) campaignForm {
 	p := r.PostForm
 	f := campaignForm{Name: p.Get("name"), Description: p.Get("description"), Start: strings.TrimSpace(p.Get("startDate")),
 		End: strings.TrimSpace(p.Get("endDate")), Timezone: strings.TrimSpace(p.Get("timezone")), Goal: strings.TrimSpace(p.Get("goalEventId")),
-		Audience: p.Get("audienceId"), Assignment: p.Get("assignmentType"), Engine: p.Get("statsEngine")}
+		Audience: p.Get("audienceId"), Assignment: p.Get("assignmentType"), Engine: p.Get("statsEngine"),
+		NSID: p.Get("namespaceId"), NSStart: strings.TrimSpace(p.Get("namespaceStart")), NSEnd: strings.TrimSpace(p.Get("namespaceEnd")),
+		Cuped: strings.TrimSpace(p.Get("cupedLookbackDays"))}
 	f.Control, _ = strconv.Atoi(p.Get("control"))
 	for i := 0; i < store.MaxVariants; i++ {
 		vp := fmt.Sprintf("variants[%d]", i)
@@ -104,7 +116,8 @@ func editable(status string) map[string]bool {
 	switch status {
 	case "", store.CampaignDraft:
 		return map[string]bool{"name": true, "description": true, "startDate": true, "endDate": true, "timezone": true,
-			"goalEventId": true, "audienceId": true, "assignmentType": true, "statsEngine": true, "variants": true}
+			"goalEventId": true, "audienceId": true, "assignmentType": true, "statsEngine": true, "variants": true,
+			"namespace": true, "cupedLookbackDays": true}
 	case store.CampaignActive, store.CampaignPaused:
 		return map[string]bool{"name": true, "description": true, "endDate": true}
 	}
@@ -163,6 +176,32 @@ func (f *campaignForm) input(status string, errs map[string]string) store.Campai
 	if can["statsEngine"] && f.Engine != "" {
 		e := f.Engine
 		in.StatsEngine = &e
+	}
+	if can["namespace"] {
+		in.Namespace = null
+		if f.NSID != "" {
+			// An empty bound is the namespace's edge: the whole of it
+			// unless narrowed.
+			start, end, err1, err2 := 0.0, 1.0, error(nil), error(nil)
+			if f.NSStart != "" {
+				start, err1 = strconv.ParseFloat(f.NSStart, 64)
+			}
+			if f.NSEnd != "" {
+				end, err2 = strconv.ParseFloat(f.NSEnd, 64)
+			}
+			if err1 != nil || err2 != nil {
+				errs["namespace.range"] = "must be two numbers from 0 to 1"
+			}
+			in.Namespace, _ = json.Marshal(store.Namespace{ID: f.NSID, Range: [2]float64{start, end}})
+		}
+	}
+	// A lookback left empty is not sent, so the store's default applies.
+	if can["cupedLookbackDays"] && f.Cuped != "" {
+		if _, err := strconv.Atoi(f.Cuped); err != nil {
+			errs["cupedLookbackDays"] = fmt.Sprintf("must be a whole number of days from 0 to %d", store.MaxCupedLookbackDays)
+		} else {
+			in.CupedLookbackDays = json.RawMessage(f.Cuped)
+		}
 	}
 	if can["variants"] {
 		vs := make([]store.VariantInput, len(f.Variants))
@@ -245,7 +284,10 @@ type campaignEditData struct {
 	Zones       []string
 	Assignments []string
 	Engines     []engineChoice
-	Dirty       bool
+	// Namespaces are the app's namespaces, to pick one and see what is
+	// free in it.
+	Namespaces []store.NamespaceUsage
+	Dirty      bool
 }
 
 // engineChoice is one statistics engine the editor offers, with the line
@@ -289,6 +331,11 @@ func (d *Dashboard) campaignView(r *req, c *store.Campaign, f campaignForm) (*vi
 	v := d.page(r, "campaigns", title)
 	data := &campaignEditData{Campaign: c, F: f, Can: editable(status), Moves: movesFrom(status), Zones: commonZones,
 		Assignments: []string{store.AssignWeighted, store.AssignRoundRobin}, Engines: engines}
+	ns, err := d.DB.FindNamespaces(r.Context(), r.App.ID)
+	if err != nil {
+		return nil, err
+	}
+	data.Namespaces = ns
 	// The pickers offer every block that is not archived and every active
 	// audience: what the store accepts.
 	for page := 1; page <= 10; page++ {
@@ -377,6 +424,7 @@ func (d *Dashboard) saveCampaign(w http.ResponseWriter, r *req, c *store.Campaig
 			// Fields the state locks are shown as stored, whatever came in.
 			f.Variants, f.Control, f.Goal, f.Audience = stored.Variants, stored.Control, stored.Goal, stored.Audience
 			f.Assignment, f.Timezone, f.Start, f.Engine = stored.Assignment, stored.Timezone, stored.Start, stored.Engine
+			f.NSID, f.NSStart, f.NSEnd, f.Cuped = stored.NSID, stored.NSStart, stored.NSEnd, stored.Cuped
 		}
 	}
 	action := r.PostFormValue("action")
@@ -561,3 +609,29 @@ func oneLineResult(a *store.Analytics) string {
 	}
 	return s
 }
+
+// namespaceBar draws, as the charts are drawn (see charts.go), a namespace
+// from 0 to 1: the ranges its active and
+// paused campaigns hold, in their colours with their names on hover, and
+// the free ranges left pale.
+func namespaceBar(ns store.NamespaceUsage) template.HTML {
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="ns-bar" viewBox="0 0 1000 24" preserveAspectRatio="none" width="100%%" height="24" role="img" aria-label="%s: %s free">`,
+		html.EscapeString(ns.ID), share(ns.Free))
+	for _, r := range ns.FreeRanges {
+		fmt.Fprintf(&b, `<rect x="%.1f" width="%.1f" height="24" fill="#eef2f6"><title>free: %s – %s</title></rect>`,
+			r[0]*1000, (r[1]-r[0])*1000, exact(r[0]), exact(r[1]))
+	}
+	for i, c := range ns.Campaigns {
+		if c.Status != store.CampaignActive && c.Status != store.CampaignPaused {
+			continue
+		}
+		fmt.Fprintf(&b, `<rect x="%.1f" width="%.1f" height="24" fill="%s"><title>%s (%s): %s – %s</title></rect>`,
+			c.Range[0]*1000, (c.Range[1]-c.Range[0])*1000, colour(i), html.EscapeString(c.Name), c.Status, exact(c.Range[0]), exact(c.Range[1]))
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// share formats a share from 0 to 1 as a whole percentage.
+func share(v float64) string { return fmt.Sprintf("%.0f%%", v*100) }

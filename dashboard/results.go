@@ -121,10 +121,10 @@ type known map[string]known
 
 var knownAnalytics = known{"campaignId": nil, "status": nil, "totalImpressions": nil, "totalConversions": nil,
 	"averageConversionRate": nil, "statisticalSignificance": nil, "pValue": nil, "confidenceLevel": nil,
-	"winningVariantId": nil, "winningVariant": nil, "sampleRatioMismatch": nil, "sufficientData": nil, "statsEngine": nil,
+	"winningVariantId": nil, "winningVariant": nil, "sampleRatioMismatch": nil, "sufficientData": nil, "statsEngine": nil, "cuped": nil,
 	"variants": known{"variantId": nil, "variantName": nil, "isControl": nil, "trafficAllocation": nil, "impressions": nil,
 		"conversions": nil, "conversionRate": nil, "uplift": nil, "pValue": nil, "confidenceInterval": nil, "lowerBound": nil,
-		"upperBound": nil,
+		"upperBound": nil, "cuped": nil,
 		"sequential": known{"pValue": nil, "difference": nil, "confidenceSequence": nil, "uplift": nil, "upliftConfidenceSequence": nil},
 		"bayesian":   known{"chanceToBeatControl": nil, "expectedLoss": nil, "controlExpectedLoss": nil, "credibleInterval": nil}}}
 

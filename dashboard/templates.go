@@ -68,6 +68,8 @@ var funcs = template.FuncMap{
 	"prob":        prob,
 	"points":      points,
 	"signedPts":   signedPts,
+	"share":       share,
+	"nsBar":       namespaceBar,
 	"ptr":         func(f float64) *float64 { return &f },
 	"pct":         pct,
 	"signedPct":   signedPct,

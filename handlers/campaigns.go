@@ -155,3 +155,12 @@ func (s *Server) handleCampaignAnalytics(w http.ResponseWriter, r *http.Request)
 	a, err := s.DB.CampaignAnalytics(r.Context(), appID(r), id)
 	s.respond(w, r, http.StatusOK, a, err)
 }
+
+// handleNamespaceList lists the app's namespaces with their campaigns'
+// ranges and the share no running campaign holds.
+func (s *Server) handleNamespaceList(w http.ResponseWriter, r *http.Request) {
+	list, err := s.DB.FindNamespaces(r.Context(), appID(r))
+	s.respond(w, r, http.StatusOK, struct {
+		Data []store.NamespaceUsage `json:"data"`
+	}{list}, err)
+}

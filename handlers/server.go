@@ -124,6 +124,7 @@ func (s *Server) routes() *httprouter.Router {
 	add("POST", "/campaigns/:id/unarchive", manage, s.handleCampaignUnarchive)
 	add("DELETE", "/campaigns/:id", manage, s.handleCampaignDelete)
 	add("GET", "/campaigns/:id/analytics", manage, s.handleCampaignAnalytics)
+	add("GET", "/apps/:appId/namespaces", manage, s.handleNamespaceList)
 
 	// Assignment: the SDK's variant requests.
 	add("POST", "/apps-external/:appId/campaigns/:campaignId/variant", sdk, s.handleVariant)

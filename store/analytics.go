@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+
+	"service/stats"
 )
 
 // Analytics is the full statistical report of a campaign.
@@ -24,6 +27,48 @@ type Analytics struct {
 	// StatsEngine is the campaign's engine, the one that decided
 	// statisticalSignificance and winningVariantId.
 	StatsEngine string `json:"statsEngine"`
+	// Cuped is the variance-reduced comparison, beside the engine's and
+	// never deciding the winner; nil when CUPED is off or a variant has
+	// fewer than 2 users.
+	Cuped *CupedSummary `json:"cuped"`
+}
+
+// CupedSummary is the campaign-wide part of the CUPED analysis.
+type CupedSummary struct {
+	LookbackDays int     `json:"lookbackDays"`
+	Theta        float64 `json:"theta"`
+	// VarianceReduction is the share (0 to 1) of the outcome's variance
+	// that the covariate removed.
+	VarianceReduction float64 `json:"varianceReduction"`
+}
+
+// VariantCuped is a variant's CUPED numbers: the adjusted conversion rate
+// and uplift in percent, the difference from the control and its 95%
+// interval in percentage points. The comparison is nil for the control.
+type VariantCuped struct {
+	AdjustedConversionRate float64    `json:"adjustedConversionRate"`
+	Difference             *float64   `json:"difference,omitempty"`
+	DifferenceInterval     *[]float64 `json:"differenceInterval,omitempty"`
+	Uplift                 *float64   `json:"uplift,omitempty"`
+	PValue                 *float64   `json:"pValue,omitempty"`
+	control                bool
+}
+
+// MarshalJSON writes a treatment's uplift as null when it is undefined,
+// and leaves the comparison out for the control.
+func (v VariantCuped) MarshalJSON() ([]byte, error) {
+	if v.control {
+		return json.Marshal(struct {
+			AdjustedConversionRate float64 `json:"adjustedConversionRate"`
+		}{v.AdjustedConversionRate})
+	}
+	return json.Marshal(struct {
+		AdjustedConversionRate float64    `json:"adjustedConversionRate"`
+		Difference             *float64   `json:"difference"`
+		DifferenceInterval     *[]float64 `json:"differenceInterval"`
+		Uplift                 *float64   `json:"uplift"`
+		PValue                 *float64   `json:"pValue"`
+	}{v.AdjustedConversionRate, v.Difference, v.DifferenceInterval, v.Uplift, v.PValue})
 }
 
 // VariantStats are one variant's numbers.
@@ -44,6 +89,8 @@ type VariantStats struct {
 	// are null for the control and when either arm has no impressions.
 	Sequential *SequentialStats `json:"sequential"`
 	Bayesian   *BayesianStats   `json:"bayesian"`
+	// Cuped is nil when the campaign's cuped is.
+	Cuped *VariantCuped `json:"cuped"`
 }
 
 // SequentialStats is the always-valid (mSPRT) comparison with the control.
@@ -84,7 +131,8 @@ type SampleRatioResult struct {
 // handful of rows, whatever the size of the campaign.
 func (db *DB) CampaignAnalytics(ctx context.Context, appID, id int64) (*Analytics, error) {
 	var status, engine string
-	err := db.read.QueryRowContext(ctx, `SELECT status, stats_engine FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&status, &engine)
+	var lookback int
+	err := db.read.QueryRowContext(ctx, `SELECT status, stats_engine, cuped_lookback_days FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&status, &engine, &lookback)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("campaign")
 	} else if err != nil {
@@ -142,7 +190,39 @@ func (db *DB) CampaignAnalytics(ctx context.Context, appID, id int64) (*Analytic
 			a.WinningVariant = &w
 		}
 	}
+	addCuped(a, vs, lookback)
 	return a, nil
+}
+
+// addCuped adds the CUPED analysis to a, from the variants' sums.
+func addCuped(a *Analytics, vs []*Variant, lookback int) {
+	if lookback == 0 {
+		return
+	}
+	arms := make([]stats.CupedArm, len(vs))
+	for i, v := range vs {
+		arms[i] = stats.CupedArm{N: v.Impressions, SumX: v.sumX, SumXX: v.sumXX, SumY: v.Conversions, SumXY: v.sumXY, Control: v.IsControl}
+	}
+	r, ok := stats.Cuped(arms)
+	if !ok {
+		return
+	}
+	a.Cuped = &CupedSummary{LookbackDays: lookback, Theta: r.Theta, VarianceReduction: r.VarianceReduction}
+	for i, arm := range r.Arms {
+		c := &VariantCuped{AdjustedConversionRate: arm.AdjustedRate * 100, control: arm.Difference == nil}
+		if !c.control {
+			c.Difference = ptrTo(*arm.Difference * 100)
+			c.DifferenceInterval = &[]float64{*arm.Lower * 100, *arm.Upper * 100}
+			c.PValue = arm.PValue
+			if arm.Uplift != nil {
+				c.Uplift = ptrTo(*arm.Uplift * 100)
+			}
+		}
+		a.Variants[i].Cuped = c
+		if a.WinningVariant != nil && a.WinningVariant.VariantID == a.Variants[i].VariantID {
+			a.WinningVariant.Cuped = c
+		}
+	}
 }
 
 func ptrTo[T any](v T) *T { return &v }

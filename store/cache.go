@@ -22,8 +22,14 @@ type liveCampaign struct {
 	audienceID int64 // 0: everyone
 	roundRobin bool
 	goal       string
-	variants   []liveVariant // ascending id: the order of the hash ranges
-	weights    []float64
+	// ns is the namespace range the campaign takes its users from; nil:
+	// every user. A range changes only while the campaign is a draft, so
+	// an assigned user is always inside it.
+	ns *Namespace
+	// cupedMS is the CUPED lookback in milliseconds; 0: off.
+	cupedMS  int64
+	variants []liveVariant // ascending id: the order of the hash ranges
+	weights  []float64
 }
 
 type liveVariant struct {
@@ -162,10 +168,13 @@ func (db *DB) activeCampaigns(ctx context.Context, appID int64) ([]*liveCampaign
 func (db *DB) loadLive(ctx context.Context, id int64) (*liveCampaign, error) {
 	lc := &liveCampaign{id: id, start: math.MinInt64, end: math.MaxInt64}
 	var start, end, audience sql.NullInt64
-	var goal sql.NullString
+	var goal, nsID sql.NullString
+	var nsStart, nsEnd sql.NullFloat64
 	var assignment string
-	err := db.read.QueryRowContext(ctx, `SELECT app_id, status, start_at, end_at, audience_id, assignment_type, goal_event_id FROM campaigns WHERE id = ?`, id).
-		Scan(&lc.appID, &lc.status, &start, &end, &audience, &assignment, &goal)
+	var cupedDays int64
+	err := db.read.QueryRowContext(ctx, `SELECT app_id, status, start_at, end_at, audience_id, assignment_type, goal_event_id,
+		namespace_id, namespace_start, namespace_end, cuped_lookback_days FROM campaigns WHERE id = ?`, id).
+		Scan(&lc.appID, &lc.status, &start, &end, &audience, &assignment, &goal, &nsID, &nsStart, &nsEnd, &cupedDays)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("campaign")
 	} else if err != nil {
@@ -180,6 +189,11 @@ func (db *DB) loadLive(ctx context.Context, id int64) (*liveCampaign, error) {
 	lc.audienceID = audience.Int64
 	lc.roundRobin = assignment == AssignRoundRobin
 	lc.goal = goal.String
+	lc.ns = scanNamespace(nsID, nsStart, nsEnd)
+	if goal.Valid {
+		// Without a goal there is nothing to count before the assignment.
+		lc.cupedMS = cupedDays * msPerDay
+	}
 	rows, err := db.read.QueryContext(ctx, `
 		SELECT v.id, v.name, v.traffic_allocation, c.id, c.name, c.status, c.items
 		FROM campaign_variants v LEFT JOIN content_views c ON c.id = v.content_view_id

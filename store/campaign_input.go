@@ -31,7 +31,11 @@ type CampaignInput struct {
 	AudienceID     json.RawMessage `json:"audienceId"`
 	AssignmentType *string         `json:"assignmentType"`
 	StatsEngine    *string         `json:"statsEngine"`
-	Variants       *[]VariantInput `json:"variants"`
+	// Namespace is raw so that an explicit null (no namespace) differs
+	// from leaving it out.
+	Namespace         json.RawMessage `json:"namespace"`
+	CupedLookbackDays json.RawMessage `json:"cupedLookbackDays"`
+	Variants          *[]VariantInput `json:"variants"`
 }
 
 // VariantInput is one variant of a create or a draft's update.
@@ -83,6 +87,50 @@ type campaignEdit struct {
 	engine            *string
 	variants          []VariantInput
 	setVariants       bool
+	namespace         *Namespace
+	setNamespace      bool
+	cuped             *int
+}
+
+// MaxNamespaceIDLen bounds a namespace id.
+const MaxNamespaceIDLen = 64
+
+// validateNamespace reads a namespace: null for none, or an id of 1 to 64
+// characters and a range [start, end] with 0 <= start < end <= 1.
+func validateNamespace(raw json.RawMessage, fe FieldErrors) *Namespace {
+	if string(raw) == "null" {
+		return nil
+	}
+	var in struct {
+		ID    *string         `json:"id"`
+		Range json.RawMessage `json:"range"`
+	}
+	if err := json.Unmarshal(raw, &in); err != nil || raw[0] != '{' {
+		fe.Add("namespace", `must be an object {"id": string, "range": [start, end]}, or null`)
+		return nil
+	}
+	ns := &Namespace{}
+	ok := true
+	if in.ID == nil || *in.ID == "" || tooLong(*in.ID, MaxNamespaceIDLen) {
+		fe.Add("namespace.id", fmt.Sprintf("must be a string of 1 to %d characters", MaxNamespaceIDLen))
+		ok = false
+	} else {
+		ns.ID = *in.ID
+	}
+	var r []float64
+	if json.Unmarshal(in.Range, &r) != nil || len(r) != 2 {
+		fe.Add("namespace.range", "must be two numbers [start, end]")
+		ok = false
+	} else if !(0 <= r[0] && r[0] < r[1] && r[1] <= 1) {
+		fe.Add("namespace.range", "must satisfy 0 <= start < end <= 1")
+		ok = false
+	} else {
+		ns.Range = [2]float64{r[0], r[1]}
+	}
+	if !ok {
+		return nil
+	}
+	return ns
 }
 
 // validate checks the fields of in that can be checked without the
@@ -159,6 +207,19 @@ func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campa
 	}
 	if in.StatsEngine != nil && !stats.Engine(*in.StatsEngine).Valid() {
 		fe.Add("statsEngine", "must be frequentist, sequential or bayesian")
+	}
+	if len(in.Namespace) > 0 {
+		ed.setNamespace = true
+		ed.namespace = validateNamespace(in.Namespace, fe)
+	}
+	if len(in.CupedLookbackDays) > 0 {
+		var d float64
+		if string(in.CupedLookbackDays) == "null" || json.Unmarshal(in.CupedLookbackDays, &d) != nil || d != math.Trunc(d) || d < 0 || d > MaxCupedLookbackDays {
+			fe.Add("cupedLookbackDays", fmt.Sprintf("must be an integer from 0 to %d", MaxCupedLookbackDays))
+		} else {
+			days := int(d)
+			ed.cuped = &days
+		}
 	}
 	if in.Variants != nil || create {
 		ed.setVariants = true
@@ -296,6 +357,10 @@ func refusedField(status string, ed *campaignEdit) string {
 		{"audienceId", ed.setAudience},
 		{"assignmentType", ed.assignment != nil},
 		{"statsEngine", ed.engine != nil},
+		// A range that moved under running users would reassign them, and
+		// CUPED's covariates are counted as users are assigned.
+		{"namespace", ed.setNamespace},
+		{"cupedLookbackDays", ed.cuped != nil},
 		{"startDate", ed.setStart},
 		{"endDate", ed.setEnd && status != CampaignActive && status != CampaignPaused},
 		{"timezone", ed.timezone != nil},

@@ -34,23 +34,29 @@ const (
 
 // Campaign is a time-bound A/B test over content blocks.
 type Campaign struct {
-	ID             int64      `json:"id"`
-	AppID          int64      `json:"appId"`
-	Name           string     `json:"name"`
-	Description    string     `json:"description"`
-	Status         string     `json:"status"`
-	StartDate      *Time      `json:"startDate"`
-	EndDate        *Time      `json:"endDate"`
-	Timezone       string     `json:"timezone"`
-	GoalEventID    *string    `json:"goalEventId"`
-	AudienceID     *int64     `json:"audienceId"`
-	AssignmentType string     `json:"assignmentType"`
-	StatsEngine    string     `json:"statsEngine"`
-	Variants       []*Variant `json:"variants"`
-	Analytics      *Totals    `json:"analytics,omitempty"`
-	CreatedBy      *int64     `json:"createdBy"`
-	CreatedAt      Time       `json:"createdAt"`
-	UpdatedAt      Time       `json:"updatedAt"`
+	ID             int64   `json:"id"`
+	AppID          int64   `json:"appId"`
+	Name           string  `json:"name"`
+	Description    string  `json:"description"`
+	Status         string  `json:"status"`
+	StartDate      *Time   `json:"startDate"`
+	EndDate        *Time   `json:"endDate"`
+	Timezone       string  `json:"timezone"`
+	GoalEventID    *string `json:"goalEventId"`
+	AudienceID     *int64  `json:"audienceId"`
+	AssignmentType string  `json:"assignmentType"`
+	StatsEngine    string  `json:"statsEngine"`
+	// Namespace is the share of the app's users the campaign may take;
+	// nil: every user.
+	Namespace *Namespace `json:"namespace"`
+	// CupedLookbackDays is how many days before a user's first assignment
+	// count towards the user's CUPED covariate; 0 turns CUPED off.
+	CupedLookbackDays int        `json:"cupedLookbackDays"`
+	Variants          []*Variant `json:"variants"`
+	Analytics         *Totals    `json:"analytics,omitempty"`
+	CreatedBy         *int64     `json:"createdBy"`
+	CreatedAt         Time       `json:"createdAt"`
+	UpdatedAt         Time       `json:"updatedAt"`
 
 	archivedFrom string
 }
@@ -66,7 +72,32 @@ type Variant struct {
 	Impressions       int64   `json:"impressions"`
 	Conversions       int64   `json:"conversions"`
 	ConversionRate    float64 `json:"conversionRate"`
+
+	// CUPED's sums of the covariate X, X² and X·Y over the variant's
+	// users; impressions and conversions are its n and ΣY.
+	sumX, sumXX, sumXY int64
 }
+
+// Namespace places a campaign in a range [start, end) of a namespace:
+// campaigns of one namespace whose ranges do not overlap never share a
+// user (see assign.InNamespace).
+type Namespace struct {
+	ID    string     `json:"id"`
+	Range [2]float64 `json:"range"`
+}
+
+// overlaps reports whether two half-open ranges share a point: [0, 0.5)
+// and [0.5, 1) do not.
+func (n *Namespace) overlaps(o *Namespace) bool {
+	return n.ID == o.ID && n.Range[0] < o.Range[1] && o.Range[0] < n.Range[1]
+}
+
+// DefaultCupedLookbackDays is a new campaign's CUPED lookback.
+const DefaultCupedLookbackDays = 14
+
+// MaxCupedLookbackDays bounds the lookback: events are kept 90 days by
+// default, so a longer one would count events that are gone.
+const MaxCupedLookbackDays = 90
 
 // Totals are the analytics a campaign carries on GET.
 type Totals struct {
@@ -110,9 +141,18 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 		if ed.engine != nil {
 			engine = *ed.engine
 		}
-		newID, err := tx.insertID(`INSERT INTO campaigns (app_id, name, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine, created_by, created_at, updated_at)
-			VALUES (?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			appID, *ed.name, desc, msPtr(ed.start), msPtr(ed.end), tz, ed.goal, ed.audience, assignment, engine, nullID(createdBy), ms(tx.now), ms(tx.now))
+		cuped := DefaultCupedLookbackDays
+		if ed.cuped != nil {
+			cuped = *ed.cuped
+		}
+		// A draft may plan a range that a running campaign holds: it only
+		// cannot start while the range is held (see move).
+		nsID, nsStart, nsEnd := namespaceArgs(ed.namespace)
+		newID, err := tx.insertID(`INSERT INTO campaigns (app_id, name, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine,
+				namespace_id, namespace_start, namespace_end, cuped_lookback_days, created_by, created_at, updated_at)
+			VALUES (?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			appID, *ed.name, desc, msPtr(ed.start), msPtr(ed.end), tz, ed.goal, ed.audience, assignment, engine,
+			nsID, nsStart, nsEnd, cuped, nullID(createdBy), ms(tx.now), ms(tx.now))
 		if err != nil {
 			return err
 		}
@@ -142,17 +182,36 @@ func (tx *Tx) insertVariants(campaignID int64, vs []VariantInput) error {
 	return nil
 }
 
-const campaignColumns = `id, app_id, name, description, status, archived_from, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine, created_by, created_at, updated_at`
+const campaignColumns = `id, app_id, name, description, status, archived_from, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine,
+	namespace_id, namespace_start, namespace_end, cuped_lookback_days, created_by, created_at, updated_at`
+
+// namespaceArgs are the column values of a namespace, NULL for none.
+func namespaceArgs(ns *Namespace) (id, start, end any) {
+	if ns == nil {
+		return nil, nil, nil
+	}
+	return ns.ID, ns.Range[0], ns.Range[1]
+}
+
+// scanNamespace makes the namespace of its columns, nil for none.
+func scanNamespace(id sql.NullString, start, end sql.NullFloat64) *Namespace {
+	if !id.Valid {
+		return nil
+	}
+	return &Namespace{ID: id.String, Range: [2]float64{start.Float64, end.Float64}}
+}
 
 func scanCampaign(row scanner) (*Campaign, error) {
 	c := &Campaign{}
-	var archivedFrom, goal sql.NullString
+	var archivedFrom, goal, nsID sql.NullString
+	var nsStart, nsEnd sql.NullFloat64
 	var start, end, audience, createdBy sql.NullInt64
 	var created, updated int64
 	if err := row.Scan(&c.ID, &c.AppID, &c.Name, &c.Description, &c.Status, &archivedFrom, &start, &end, &c.Timezone,
-		&goal, &audience, &c.AssignmentType, &c.StatsEngine, &createdBy, &created, &updated); err != nil {
+		&goal, &audience, &c.AssignmentType, &c.StatsEngine, &nsID, &nsStart, &nsEnd, &c.CupedLookbackDays, &createdBy, &created, &updated); err != nil {
 		return nil, err
 	}
+	c.Namespace = scanNamespace(nsID, nsStart, nsEnd)
 	c.archivedFrom = archivedFrom.String
 	c.StartDate, c.EndDate = TimePtr(nullMS(start)), TimePtr(nullMS(end))
 	if goal.Valid {
@@ -181,7 +240,7 @@ func findCampaign(q conn, appID, id int64) (*Campaign, error) {
 }
 
 func findVariants(q conn, campaignID int64) ([]*Variant, error) {
-	rows, err := q.query(`SELECT id, name, content_view_id, traffic_allocation, is_control, impressions, conversions
+	rows, err := q.query(`SELECT id, name, content_view_id, traffic_allocation, is_control, impressions, conversions, cuped_sum_x, cuped_sum_xx, cuped_sum_xy
 		FROM campaign_variants WHERE campaign_id = ? ORDER BY id`, campaignID)
 	if err != nil {
 		return nil, err
@@ -190,7 +249,7 @@ func findVariants(q conn, campaignID int64) ([]*Variant, error) {
 	vs := []*Variant{}
 	for rows.Next() {
 		v := &Variant{CampaignID: campaignID}
-		if err := rows.Scan(&v.ID, &v.Name, &v.ContentViewID, &v.TrafficAllocation, &v.IsControl, &v.Impressions, &v.Conversions); err != nil {
+		if err := rows.Scan(&v.ID, &v.Name, &v.ContentViewID, &v.TrafficAllocation, &v.IsControl, &v.Impressions, &v.Conversions, &v.sumX, &v.sumXX, &v.sumXY); err != nil {
 			return nil, err
 		}
 		if v.Impressions > 0 {
@@ -316,6 +375,22 @@ func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignIn
 		}
 		if ed.engine != nil {
 			add("stats_engine", *ed.engine)
+		}
+		if ed.setNamespace {
+			// Moving a draft's range onto one a running campaign holds is
+			// refused at once, rather than when the draft is started.
+			if ed.namespace != nil {
+				if err := tx.checkNamespaceFree(appID, id, ed.namespace, nil); err != nil {
+					return err
+				}
+			}
+			nsID, nsStart, nsEnd := namespaceArgs(ed.namespace)
+			add("namespace_id", nsID)
+			add("namespace_start", nsStart)
+			add("namespace_end", nsEnd)
+		}
+		if ed.cuped != nil {
+			add("cuped_lookback_days", *ed.cuped)
 		}
 		if _, err := tx.Exec(`UPDATE campaigns SET `+strings.Join(set, ", ")+` WHERE id = ?`, append(args, id)...); err != nil {
 			return err

@@ -37,4 +37,9 @@ type dialect struct {
 	unindexed string
 	// jsonIDs selects the integers of a JSON array parameter.
 	jsonIDs string
+	// covariateEvents finds, for the user ids of a JSON array parameter,
+	// their events of one id from a time on: the 0-based position of the
+	// user in the array, and the event's ts, id and run (see covariates).
+	// Its parameters: the array, the app, the event id and the time.
+	covariateEvents string
 }

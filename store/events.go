@@ -236,15 +236,16 @@ func (tx *Tx) convert(lc *liveCampaign, in *EventInput, now int64) error {
 		if !open[i] {
 			continue
 		}
-		var vid int64
-		err := tx.queryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id`,
-			now, lc.id, storedKey(k.kind, k.user), now).Scan(&vid)
+		var vid, x int64
+		err := tx.queryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate`,
+			now, lc.id, storedKey(k.kind, k.user), now).Scan(&vid, &x)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		} else if err != nil {
 			return err
 		}
 		tx.countConversion(vid)
+		tx.countConvertedCovariate(vid, x)
 		tx.after = append(tx.after, func() { tx.db.converted.put(k, vid) })
 		return nil
 	}

@@ -121,3 +121,20 @@ func isSQLiteOnly(tb testing.TB) bool {
 		name = name[:i]
 	}
 }
+
+// mustMigrateDownTo migrates db down to schema version v, past every
+// migration numbered above it, however many later ones there are.
+func mustMigrateDownTo(tb testing.TB, db *DB, v uint) {
+	tb.Helper()
+	all, err := db.MigrationsUpTo(1 << 30)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	kept, err := db.MigrationsUpTo(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.Migrate(context.Background(), kept-all); err != nil {
+		tb.Fatal(err)
+	}
+}

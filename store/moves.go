@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"sort"
 
 	"service/stats"
@@ -72,8 +73,10 @@ type winnerDeclared struct {
 func (tx *Tx) move(appID, id int64, to string) error {
 	var from, name string
 	var start, end sql.NullInt64
-	err := tx.QueryRow(`SELECT status, name, start_at, end_at FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).
-		Scan(&from, &name, &start, &end)
+	var nsID sql.NullString
+	var nsStart, nsEnd sql.NullFloat64
+	err := tx.QueryRow(`SELECT status, name, start_at, end_at, namespace_id, namespace_start, namespace_end FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).
+		Scan(&from, &name, &start, &end, &nsID, &nsStart, &nsEnd)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound("campaign")
 	} else if err != nil {
@@ -112,6 +115,13 @@ func (tx *Tx) move(appID, id int64, to string) error {
 			return &Error{Code: EINVALID, Message: "a variant's content view is archived or deleted",
 				Details: map[string]any{"from": from, "to": to, "fields": map[string]any{"variants": "every variant needs a content view that is not archived"}}}
 		}
+		// Starting or resuming: no campaign of an overlapping range may be
+		// running, or the two would share users.
+		if ns := scanNamespace(nsID, nsStart, nsEnd); ns != nil {
+			if err := tx.checkNamespaceFree(appID, id, ns, map[string]any{"from": from, "to": to}); err != nil {
+				return err
+			}
+		}
 	case CampaignCompleted:
 		set += ", completed_at = ?"
 		args = append(args, now)
@@ -136,6 +146,41 @@ func (tx *Tx) move(appID, id int64, to string) error {
 		return tx.emitCompleted(appID, id, name)
 	}
 	return nil
+}
+
+// checkNamespaceFree refuses ns when a campaign of the app other than
+// self, active or paused, holds a range of the same namespace that
+// overlaps it: two such campaigns would share users. The error names
+// those campaigns in details.campaigns; details are added to it, and
+// without them (an edit, not a move) the range is named as the bad field.
+func (tx *Tx) checkNamespaceFree(appID, self int64, ns *Namespace, details map[string]any) error {
+	rows, err := tx.query(`SELECT id, name, status, namespace_start, namespace_end FROM campaigns
+		WHERE app_id = ? AND namespace_id = ? AND id <> ? AND status IN ('active','paused')
+			AND namespace_start < ? AND namespace_end > ? ORDER BY id`, appID, ns.ID, self, ns.Range[1], ns.Range[0])
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var clash []NamespaceCampaign
+	for rows.Next() {
+		var c NamespaceCampaign
+		if err := rows.Scan(&c.ID, &c.Name, &c.Status, &c.Range[0], &c.Range[1]); err != nil {
+			return err
+		}
+		clash = append(clash, c)
+	}
+	if err := rows.Err(); err != nil || len(clash) == 0 {
+		return err
+	}
+	msg := fmt.Sprintf("namespace %q range [%g, %g) overlaps campaign %d (%s), which is %s", ns.ID, ns.Range[0], ns.Range[1], clash[0].ID, clash[0].Name, clash[0].Status)
+	if len(clash) > 1 {
+		msg += fmt.Sprintf(", and %d more", len(clash)-1)
+	}
+	if details == nil {
+		details = map[string]any{"fields": map[string]any{"namespace.range": "overlaps the range of an active or paused campaign"}}
+	}
+	details["campaigns"] = clash
+	return &Error{Code: EINVALID, Message: msg, Details: details}
 }
 
 // emitCompleted emits campaign.completed with the final analytics and,

@@ -26,4 +26,8 @@ var postgresDialect = dialect{
 	eventRun:        `NULL`,
 	jsonTexts:       `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
 	jsonIDs:         `SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(? AS JSONB))`,
+	// LATERAL: one events_app_user probe per user of the list, whatever
+	// the planner guesses of the list's length.
+	covariateEvents: `SELECT u.key, e.ts, e.id, NULL FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u
+		CROSS JOIN LATERAL (SELECT ts, id FROM events WHERE app_id = ? AND user_id = u.value AND event_id = ? AND ts >= ?) AS e`,
 }

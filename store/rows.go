@@ -297,6 +297,12 @@ type pendingAssign struct {
 	vid      int64
 	inserted bool
 	outs     []*assignOutcome
+	// lc, kind and user are what the CUPED covariate x is counted for
+	// (see covariates); lc is nil when CUPED is off for the assignment.
+	lc   *liveCampaign
+	kind byte
+	user string
+	x    int64
 }
 
 // pendingAssignment returns the assignment queued in this transaction for
@@ -311,7 +317,7 @@ func (tx *Tx) pendingAssignment(ref assignRef) *pendingAssign {
 // assignLater queues a first assignment to variant vid for the commit,
 // which fills out (see flushAssignments). The caller has found none queued
 // for ref (pendingAssignment).
-func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome) {
+func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome, lc *liveCampaign, kind byte, user string) {
 	if tx.assignIdx == nil {
 		tx.assignIdx = map[int64]map[string]int{}
 	}
@@ -321,7 +327,11 @@ func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome) {
 		tx.assignIdx[ref.campaign] = byKey
 	}
 	byKey[ref.key] = len(tx.assigns)
-	tx.assigns = append(tx.assigns, pendingAssign{ref: ref, vid: vid, outs: []*assignOutcome{out}})
+	p := pendingAssign{ref: ref, vid: vid, outs: []*assignOutcome{out}}
+	if lc != nil && lc.cupedMS > 0 && kind == 'u' {
+		p.lc, p.kind, p.user = lc, kind, user
+	}
+	tx.assigns = append(tx.assigns, p)
 }
 
 // flushAssignments inserts the queued assignments, counts an impression for
@@ -340,6 +350,9 @@ func (tx *Tx) flushAssignments() error {
 		return nil
 	}
 	tx.sortAssignments()
+	if err := tx.covariates(tx.assigns); err != nil {
+		return err
+	}
 	if err := tx.insertAllAssignments(); err != nil {
 		return err
 	}
@@ -348,6 +361,14 @@ func (tx *Tx) flushAssignments() error {
 		vid := a.vid
 		if a.inserted {
 			tx.countImpression(vid)
+			if a.x != 0 {
+				// Rare: most new users have no goal events before their
+				// first assignment, and their rows keep the default 0.
+				if _, err := tx.exec(`UPDATE assignments SET covariate = ? WHERE campaign_id = ? AND user_key = ?`, a.x, a.ref.campaign, a.ref.key); err != nil {
+					return err
+				}
+				tx.countCovariate(vid, a.x)
+			}
 		} else if err := tx.queryRow(`SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, a.ref.campaign, a.ref.key).Scan(&vid); err != nil {
 			return err
 		}

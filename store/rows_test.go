@@ -68,7 +68,7 @@ func TestTxBuffersStartEmpty(t *testing.T) {
 		if tx.pendingAssignment(ref) != nil || tx.pendingAssignment(ghost) != nil {
 			t.Fatal("an assignment of a rolled-back transaction is still queued")
 		}
-		tx.assignLater(ref, c.Variants[0].ID, &assignOutcome{})
+		tx.assignLater(ref, c.Variants[0].ID, &assignOutcome{}, nil, 0, "")
 		return res, nil
 	}
 	boom := errors.New("boom")
@@ -78,7 +78,7 @@ func TestTxBuffersStartEmpty(t *testing.T) {
 		}
 		// Rows only the failed transaction asked for.
 		tx.touchUserLater(app, "ghost")
-		tx.assignLater(ghost, c.Variants[0].ID, &assignOutcome{})
+		tx.assignLater(ghost, c.Variants[0].ID, &assignOutcome{}, nil, 0, "")
 		return boom
 	})
 	if !errors.Is(err, boom) {

@@ -19,4 +19,12 @@ var sqliteDialect = dialect{
 	eventRun:        `e.run`,
 	jsonTexts:       `json_each(?) AS u`,
 	jsonIDs:         `SELECT value FROM json_each(?)`,
+	// On the writer event_users holds every indexed event; the indexer's
+	// memory adds the rest. A row's ts is its run's last, so a row from
+	// the time on may hold earlier events, which the caller drops. CROSS
+	// JOIN keeps the user list outside: the planner, knowing nothing of
+	// the list's length, would otherwise walk every event of the app and
+	// look each one up in the list.
+	covariateEvents: `SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u
+		CROSS JOIN event_users AS e ON e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ?`,
 }

@@ -152,7 +152,10 @@ func (db *DB) readRow(ctx context.Context, q string, args ...any) *sql.Row {
 	return db.reader(ctx).queryRow(q, args...)
 }
 
-type counterDelta struct{ impressions, conversions int64 }
+// counterDelta is what a transaction adds to a variant's counters:
+// impressions (CUPED's n), conversions (its sum of Y), and the sums of the
+// covariate X, of X² and of X·Y.
+type counterDelta struct{ impressions, conversions, sumX, sumXX, sumXY int64 }
 
 // countImpression and countConversion add to a variant's counters at
 // commit: a batch of a hundred new users then costs one UPDATE per variant
@@ -160,6 +163,24 @@ type counterDelta struct{ impressions, conversions int64 }
 func (tx *Tx) countImpression(variantID int64) { tx.delta(variantID).impressions++ }
 
 func (tx *Tx) countConversion(variantID int64) { tx.delta(variantID).conversions++ }
+
+// countCovariate adds a new assignment's covariate x to its variant's sums.
+func (tx *Tx) countCovariate(variantID, x int64) {
+	if x == 0 {
+		return
+	}
+	d := tx.delta(variantID)
+	d.sumX += x
+	d.sumXX += x * x
+}
+
+// countConvertedCovariate adds the covariate x of a converting user to its
+// variant's sum of X·Y (Y is 1).
+func (tx *Tx) countConvertedCovariate(variantID, x int64) {
+	if x != 0 {
+		tx.delta(variantID).sumXY += x
+	}
+}
 
 func (tx *Tx) delta(variantID int64) *counterDelta {
 	if tx.counts == nil {
@@ -183,6 +204,16 @@ func (tx *Tx) flushCounts() error {
 	ids := slices.Sorted(maps.Keys(tx.counts))
 	for _, id := range ids {
 		d := tx.counts[id]
+		if d.sumX != 0 || d.sumXY != 0 {
+			// Only users with history move the CUPED sums; everyone else
+			// keeps the one statement of the counters.
+			if _, err := tx.exec(`UPDATE campaign_variants SET impressions = impressions + ?, conversions = conversions + ?,
+				cuped_sum_x = cuped_sum_x + ?, cuped_sum_xx = cuped_sum_xx + ?, cuped_sum_xy = cuped_sum_xy + ? WHERE id = ?`,
+				d.impressions, d.conversions, d.sumX, d.sumXX, d.sumXY, id); err != nil {
+				return err
+			}
+			continue
+		}
 		if _, err := tx.exec(`UPDATE campaign_variants SET impressions = impressions + ?, conversions = conversions + ? WHERE id = ?`,
 			d.impressions, d.conversions, id); err != nil {
 			return err

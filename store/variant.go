@@ -30,8 +30,9 @@ func (r *VariantRequest) key() (kind byte, user string) {
 
 // Reasons a user is not assigned.
 const (
-	ReasonNotActive     = "campaign_not_active"
-	ReasonNotInAudience = "not_in_audience"
+	ReasonNotActive      = "campaign_not_active"
+	ReasonNotInAudience  = "not_in_audience"
+	ReasonNotInNamespace = "not_in_namespace"
 )
 
 // Variant answers the variant request for one campaign, appending the JSON
@@ -125,6 +126,13 @@ func (db *DB) variantFor(ctx context.Context, lc *liveCampaign, req *VariantRequ
 		if i := lc.variantIndex(vid); i >= 0 {
 			return appendAssigned(dst, &lc.variants[i], false), true, nil
 		}
+	}
+	// Namespace entry comes before the audience, and costs a hash: a user
+	// outside the range is answered without a transaction. An assigned
+	// user is always inside it, since ranges only change in drafts.
+	if lc.ns != nil && !assign.InNamespace(lc.ns.ID, user, lc.ns.Range[0], lc.ns.Range[1]) {
+		db.seeUserOnce(ctx, lc.appID, req)
+		return appendNotAssigned(dst, lc.id, ReasonNotInNamespace), false, nil
 	}
 	// Not in memory: most likely a new user. The write transaction finds
 	// out, with an insert that does nothing for a returning user, so a new
@@ -241,12 +249,20 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 		// Written at the commit with the batch's other first assignments,
 		// which answers out (see flushAssignments). Round robin takes the
 		// campaign's counter in order, so it writes now.
-		tx.assignLater(ref, vid, out)
+		tx.assignLater(ref, vid, out, lc, kind, user)
 		return nil
 	}
+	var x int64
+	if lc.cupedMS > 0 && kind == 'u' {
+		one := []pendingAssign{{lc: lc, user: user, kind: kind}}
+		if err := tx.covariates(one); err != nil {
+			return err
+		}
+		x = one[0].x
+	}
 	// RETURNING yields a row only when the insert happened.
-	err := tx.queryRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id`, lc.id, key, vid, now).Scan(&vid)
+	err := tx.queryRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, covariate) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id`, lc.id, key, vid, now, x).Scan(&vid)
 	if errors.Is(err, sql.ErrNoRows) {
 		// A returning user, or a concurrent first request won: answer
 		// what is stored.
@@ -254,12 +270,11 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 	} else if err != nil {
 		return err
 	}
-	if lc.roundRobin {
-		if _, err := tx.exec(`UPDATE campaigns SET rr_next = rr_next + 1 WHERE id = ?`, lc.id); err != nil {
-			return err
-		}
+	if _, err := tx.exec(`UPDATE campaigns SET rr_next = rr_next + 1 WHERE id = ?`, lc.id); err != nil {
+		return err
 	}
 	tx.countImpression(vid)
+	tx.countCovariate(vid, x)
 	out.variantID, out.recorded = vid, true
 	return nil
 }
