@@ -41,7 +41,7 @@ func newUsersCmd() *cobra.Command {
 			return err
 		}
 		defer d.Close()
-		u, err := d.CreateDashboardUser(cmd.Context(), *email, password)
+		u, err := d.CreateDashboardUser(cmd.Context(), *email, password, false)
 		if err != nil {
 			return fieldsError(err)
 		}

@@ -56,6 +56,23 @@ func storeVersions(tb testing.TB) (latest, prev uint) {
 	return v, prev
 }
 
+// migrateDownTo migrates db down to version v, however many migrations
+// were added after it.
+func migrateDownTo(tb testing.TB, db *DB, v uint) {
+	tb.Helper()
+	all, err := db.MigrationsUpTo(latestVersion(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	keep, err := db.MigrationsUpTo(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.Migrate(context.Background(), keep-all); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 func tableExists(tb testing.TB, db *DB, name string) bool {
 	tb.Helper()
 	var n int
