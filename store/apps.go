@@ -14,6 +14,10 @@ import (
 // Plans and their requests-per-minute limits.
 var planLimits = map[string]int{"free": 60, "starter": 300, "pro": 1000, "enterprise": 10000}
 
+// PlanLimit is the requests-per-minute limit a plan gives; 0 for an
+// unknown plan.
+func PlanLimit(plan string) int { return planLimits[plan] }
+
 // App is a tenant: every resource belongs to exactly one.
 type App struct {
 	ID        int64  `json:"id"`
