@@ -108,8 +108,9 @@ type EventCount struct {
 // 7 days and 30 days before now, most frequent first, in one pass over the
 // (app_id, event_id, ts) index, which covers the query.
 func (db *DB) EventCounts(ctx context.Context, appID int64, now time.Time) ([]EventCount, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT event_id, SUM(ts >= ?), SUM(ts >= ?), COUNT(*)
-		FROM events INDEXED BY events_app_event_ts WHERE app_id = ? AND ts >= ?
+	// CASE rather than SUM(ts >= ?): PostgreSQL sums no booleans.
+	rows, err := db.read.QueryContext(ctx, `SELECT event_id, SUM(CASE WHEN ts >= ? THEN 1 ELSE 0 END), SUM(CASE WHEN ts >= ? THEN 1 ELSE 0 END), COUNT(*)
+		FROM `+db.dia.eventsByEvent+` WHERE app_id = ? AND ts >= ?
 		GROUP BY event_id ORDER BY COUNT(*) DESC, event_id LIMIT 200`,
 		ms(now.Add(-24*time.Hour)), ms(now.Add(-7*24*time.Hour)), appID, ms(now.Add(-30*24*time.Hour)))
 	if err != nil {

@@ -27,4 +27,7 @@ type dialect struct {
 	unindexed string
 	// jsonIDs selects the integers of a JSON array parameter.
 	jsonIDs string
+	// eventsByEvent is the events table, read through its index by app,
+	// event id and time where the planner must be told to.
+	eventsByEvent string
 }

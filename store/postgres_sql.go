@@ -12,7 +12,9 @@ var postgresDialect = dialect{
 	// estimates the id list's rows.
 	unindexed:    ``,
 	eventsByUser: `events`,
-	eventRun:     `NULL`,
-	jsonTexts:    `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
-	jsonIDs:      `SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(? AS JSONB))`,
+	// The planner picks the index by app, event id and time by itself.
+	eventsByEvent: `events`,
+	eventRun:      `NULL`,
+	jsonTexts:     `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
+	jsonIDs:       `SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(? AS JSONB))`,
 }

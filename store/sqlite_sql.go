@@ -11,4 +11,7 @@ var sqliteDialect = dialect{
 	eventRun:     `e.run`,
 	jsonTexts:    `json_each(?) AS u`,
 	jsonIDs:      `SELECT value FROM json_each(?)`,
+	// The index by app, event id and time holds every column the event
+	// counts read, so SQLite is held to it.
+	eventsByEvent: `events INDEXED BY events_app_event_ts`,
 }
