@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"service/store"
 )
@@ -195,12 +196,23 @@ func (d *Dashboard) handleInviteAccept(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusUnprocessableEntity, "invite", v)
 		return
 	}
+	// An existing account's password is checked under the sign-in
+	// throttle: a link must not become a way around it.
+	now := d.Now()
+	emailKey, addrKey := "email:"+strings.ToLower(inv.Email), "addr:"+clientAddr(r)
+	if inv.HasAccount {
+		if wait := max(d.throttle.blocked(emailKey, maxEmailFailures, now), d.throttle.blocked(addrKey, maxAddrFailures, now)); wait > 0 {
+			v.Error = "Too many failed sign-ins. Try again in " + strconv.Itoa(int((wait+time.Minute-1)/time.Minute)) + " minute(s)."
+			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+			d.render(w, r, http.StatusTooManyRequests, "invite", v)
+			return
+		}
+	}
 	u, err := d.DB.AcceptInvitation(r.Context(), token, password)
 	switch {
 	case err == store.ErrBadCredentials:
-		// The same throttle as signing in: a link must not become a way
-		// around it.
-		d.throttle.failed("email:"+strings.ToLower(inv.Email), maxEmailFailures, d.Now())
+		d.throttle.failed(emailKey, maxEmailFailures, now)
+		d.throttle.failed(addrKey, maxAddrFailures, now)
 		v.Errors["password"] = "is not this account's password"
 		d.render(w, r, http.StatusUnauthorized, "invite", v)
 		return

@@ -143,6 +143,27 @@ func TestInvitationFlow(t *testing.T) {
 		t.Fatalf("accept with an account: %d %q", p.status, p.header.Get("Location"))
 	}
 
+	// Guessing an account's password through a link meets the sign-in
+	// throttle, and so does signing in after it.
+	_, guessed, err := e.db.CreateInvitation(e.ctx, w.b.ID, w.editor.Email, store.MemberViewer, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := e.browser()
+	form = g.get("/invite?token=" + url.QueryEscape(guessed))
+	for i := range 5 {
+		p = g.do("POST", "/invite", url.Values{"csrf": {csrfOf(t, form.body)}, "token": {guessed}, "password": {fmt.Sprintf("guess number %d", i)}})
+		wantStatus(t, p, http.StatusUnauthorized)
+	}
+	p = g.do("POST", "/invite", url.Values{"csrf": {csrfOf(t, form.body)}, "token": {guessed}, "password": {"a long enough password"}})
+	wantStatus(t, p, http.StatusTooManyRequests)
+	if role, _ := e.db.FindAppRole(e.ctx, w.editor.ID, w.b.ID); role != "" {
+		t.Fatalf("accepted while locked out: role %q", role)
+	}
+	if p := e.browser().signIn(w.editor.Email, "a long enough password"); p.status != http.StatusTooManyRequests {
+		t.Fatalf("sign in after guesses through a link: %d, want 429", p.status)
+	}
+
 	// Seven days later a link has expired.
 	_, late, err := e.db.CreateInvitation(e.ctx, w.a.ID, "late@example.com", store.MemberViewer, 0)
 	if err != nil {
