@@ -202,7 +202,7 @@ CREATE TABLE dashboard_users (
     email         TEXT    NOT NULL UNIQUE COLLATE NOCASE,
     password_hash TEXT    NOT NULL,
     created_at    INTEGER NOT NULL
-);
+, owner INTEGER NOT NULL DEFAULT 0);
 
 CREATE TABLE dashboard_sessions (
     token_hash BLOB    PRIMARY KEY,
@@ -237,3 +237,47 @@ CREATE TABLE event_users (
 ) WITHOUT ROWID;
 
 CREATE TABLE event_users_upto (upto INTEGER NOT NULL);
+
+CREATE TABLE app_members (
+    app_id     INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    user_id    INTEGER NOT NULL REFERENCES dashboard_users(id) ON DELETE CASCADE,
+    role       TEXT    NOT NULL CHECK (role IN ('viewer','editor','admin')),
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (app_id, user_id)
+);
+CREATE INDEX app_members_user ON app_members (user_id);
+
+CREATE TABLE dashboard_invitations (
+    id          INTEGER PRIMARY KEY,
+    token_hash  BLOB    NOT NULL UNIQUE,
+    email       TEXT    NOT NULL COLLATE NOCASE,
+    app_id      INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    role        TEXT    NOT NULL CHECK (role IN ('viewer','editor','admin')),
+    invited_by  INTEGER REFERENCES dashboard_users(id) ON DELETE SET NULL,
+    created_at  INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    accepted_at INTEGER
+);
+CREATE INDEX dashboard_invitations_app ON dashboard_invitations (app_id, id);
+
+CREATE TABLE audit_log (
+    id           INTEGER PRIMARY KEY,
+    at           INTEGER NOT NULL,
+    app_id       INTEGER,
+    instance     INTEGER NOT NULL DEFAULT 0,
+    actor_type   TEXT    NOT NULL,
+    actor_id     INTEGER,
+    actor_name   TEXT    NOT NULL DEFAULT '',
+    actor_prefix TEXT    NOT NULL DEFAULT '',
+    action       TEXT    NOT NULL,
+    object_type  TEXT    NOT NULL,
+    object_id    INTEGER,
+    object_name  TEXT    NOT NULL DEFAULT '',
+    request_id   TEXT    NOT NULL DEFAULT '',
+    client_addr  TEXT    NOT NULL DEFAULT '',
+    changes      TEXT
+);
+CREATE INDEX audit_log_app ON audit_log (app_id, id);
+CREATE INDEX audit_log_object ON audit_log (app_id, object_type, object_id, id);
+CREATE INDEX audit_log_instance ON audit_log (instance, id);
+CREATE INDEX audit_log_at ON audit_log (at);

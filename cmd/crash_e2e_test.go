@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -121,5 +122,145 @@ func TestCrashUnderLoadKeepsAcknowledgedWrites(t *testing.T) {
 	}
 	if got := e2eNum(an, "totalConversions"); got < int64(len(logged)) {
 		t.Fatalf("totalConversions=%d after the crash, want at least the %d acknowledged", got, len(logged))
+	}
+}
+
+// TestCrashKeepsChangesWithTheirAuditEntries kills the server with SIGKILL
+// while clients create and rename content blocks, restarts it on the same
+// database, and requires the audit log and the data to agree: every
+// acknowledged change has its one entry (found by the request id the
+// client sent), every block its creation entry, every rename its entry,
+// and no entry names a change that is not there.
+func TestCrashKeepsChangesWithTheirAuditEntries(t *testing.T) {
+	db := pgtest.DB(t, filepath.Join(t.TempDir(), "crash-audit.db"))
+	app := e2eCLI(t, "apps", "create", "--db", db, "--name", "audit", "--plan", "enterprise", "--rate-limit", "100000000")
+	appID := fmt.Sprint(e2eNum(app, "id"))
+	admin, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", appID, "--role", "admin")["key"].(string)
+
+	s := e2eServe(t, "--db", db)
+	client := &http.Client{Timeout: 5 * time.Second}
+	send := func(method, path, requestID string, body any) (map[string]any, bool) {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest(method, s.base+path, bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+admin)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Request-Id", requestID)
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, false // killed in flight: not acknowledged
+		}
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		var m map[string]any
+		if err != nil || resp.StatusCode >= 300 || json.Unmarshal(raw, &m) != nil {
+			return nil, false
+		}
+		return m, true
+	}
+	var mu sync.Mutex
+	acked := map[string]bool{} // request ids answered with success
+	var n atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				id := fmt.Sprintf("%d-%d", w, i)
+				c, ok := send("POST", "/apps/"+appID+"/content", "create-"+id, map[string]any{"name": "c-" + id})
+				if !ok {
+					continue
+				}
+				_, renamed := send("PATCH", fmt.Sprintf("/content/%d", e2eNum(c, "id")), "rename-"+id, map[string]any{"name": "r-" + id})
+				mu.Lock()
+				acked["create-"+id] = true
+				if renamed {
+					acked["rename-"+id] = true
+				}
+				mu.Unlock()
+				n.Add(1)
+			}
+		}()
+	}
+	e2eWait(t, 60*time.Second, "100 acknowledged blocks", func() bool { return n.Load() >= 100 })
+	s.kill() // the clients are still writing
+	close(stop)
+	wg.Wait()
+
+	s = e2eServe(t, "--db", db)
+	blocks := map[int64]string{}
+	for page := 1; ; page++ {
+		l := s.call(t, http.StatusOK, "GET", fmt.Sprintf("/apps/%s/content?limit=100&page=%d", appID, page), admin, nil)
+		data, _ := l["data"].([]any)
+		for _, d := range data {
+			m := d.(map[string]any)
+			blocks[e2eNum(m, "id")] = m["name"].(string)
+		}
+		if p, _ := l["pagination"].(map[string]any); p["hasMore"] != true {
+			break
+		}
+	}
+	type entry struct {
+		action, requestID, after string
+		object                   int64
+	}
+	var entries []entry
+	for before := int64(0); ; {
+		q := fmt.Sprintf("/apps/%s/audit-log?objectType=content&limit=1000", appID)
+		if before > 0 {
+			q += fmt.Sprintf("&before=%d", before)
+		}
+		l := s.call(t, http.StatusOK, "GET", q, admin, nil)
+		data, _ := l["data"].([]any)
+		if len(data) == 0 {
+			break
+		}
+		for _, d := range data {
+			m := d.(map[string]any)
+			obj, _ := m["object"].(map[string]any)
+			changes, _ := m["changes"].(map[string]any)
+			name, _ := changes["name"].(map[string]any)
+			after, _ := name["after"].(string)
+			entries = append(entries, entry{m["action"].(string), m["requestId"].(string), after, e2eNum(obj, "id")})
+			before = e2eNum(m, "id")
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d blocks, %d audit entries, %d acknowledged changes after the kill", len(blocks), len(entries), len(acked))
+	byRequest := map[string]int{}
+	created, renamed := map[int64]int{}, map[int64]string{}
+	for _, e := range entries {
+		byRequest[e.requestID]++
+		if _, ok := blocks[e.object]; !ok {
+			t.Fatalf("%s of block %d (request %s): the block is not there", e.action, e.object, e.requestID)
+		}
+		switch e.action {
+		case "content.created":
+			created[e.object]++
+		case "content.updated":
+			renamed[e.object] = e.after
+		default:
+			t.Fatalf("unexpected action %s", e.action)
+		}
+	}
+	for id := range acked {
+		if byRequest[id] != 1 {
+			t.Fatalf("acknowledged request %s has %d audit entries, want 1", id, byRequest[id])
+		}
+	}
+	for id, name := range blocks {
+		if created[id] != 1 {
+			t.Fatalf("block %d %q has %d creation entries, want 1", id, name, created[id])
+		}
+		if strings.HasPrefix(name, "r-") != (renamed[id] != "") || (renamed[id] != "" && renamed[id] != name) {
+			t.Fatalf("block %d is named %q; its rename entry says %q", id, name, renamed[id])
+		}
 	}
 }

@@ -47,7 +47,7 @@ func NewRoot(out, errOut io.Writer, schema string) *cobra.Command {
 	root.SetOut(out)
 	root.SetErr(errOut)
 	root.AddCommand(newServeCmd(), newMigrateCmd(schema), newSeedCmd(), newAppsCmd(), newKeysCmd(),
-		newUsersCmd(), newSecretsCmd())
+		newUsersCmd(), newAuditCmd(), newSecretsCmd())
 	root.AddCommand(newBackupCmd(), newRestoreCmd(), newHealthcheckCmd(), newCheckpointerCmd())
 	describeEnv(root)
 	return root

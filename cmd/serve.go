@@ -34,6 +34,7 @@ type Config struct {
 	WebhookRetryBase  time.Duration
 	WebhookTimeout    time.Duration
 	Retention         time.Duration
+	AuditRetention    time.Duration
 	ShutdownTimeout   time.Duration
 	LogLevel          string
 	PprofAddr         string
@@ -74,6 +75,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", 2*time.Minute, "first webhook retry delay; retry k waits base*2^(k-1)")
 	f.DurationVar(&c.WebhookTimeout, "webhook-timeout", 30*time.Second, "default delivery timeout of new webhooks")
 	f.DurationVar(&c.Retention, "retention", 2160*time.Hour, "how long logged events are kept")
+	f.DurationVar(&c.AuditRetention, "audit-retention", 8760*time.Hour, "how long audit log entries are kept (default 365 days)")
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	f.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&c.PprofAddr, "pprof-addr", "", "if set, serve Go's /debug/pprof profiles on this separate address (keep it private)")
@@ -241,7 +243,7 @@ func (c Config) validate() error {
 	for name, d := range map[string]time.Duration{
 		"--scheduler-interval": c.SchedulerInterval, "--audience-interval": c.AudienceInterval,
 		"--webhook-retry-base": c.WebhookRetryBase, "--webhook-timeout": c.WebhookTimeout,
-		"--retention": c.Retention, "--shutdown-timeout": c.ShutdownTimeout,
+		"--retention": c.Retention, "--audit-retention": c.AuditRetention, "--shutdown-timeout": c.ShutdownTimeout,
 	} {
 		if d <= 0 {
 			return fmt.Errorf("%s must be positive", name)

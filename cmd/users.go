@@ -28,6 +28,7 @@ func newUsersCmd() *cobra.Command {
 	db := addDBFlag(create)
 	email := create.Flags().String("email", "", "the user's email, used to sign in (required)")
 	pwFile := create.Flags().String("password-file", "", "read the password from the first line of this file instead of stdin")
+	owner := create.Flags().Bool("owner", false, "make the user an owner, who manages every app, users and roles (the first user always is one)")
 	create.RunE = func(cmd *cobra.Command, args []string) error {
 		if *email == "" {
 			return errors.New("--email is required")
@@ -41,14 +42,14 @@ func newUsersCmd() *cobra.Command {
 			return err
 		}
 		defer d.Close()
-		u, err := d.CreateDashboardUser(cmd.Context(), *email, password)
+		u, err := d.CreateDashboardUser(cmd.Context(), *email, password, *owner)
 		if err != nil {
 			return fieldsError(err)
 		}
 		return printJSON(cmd, u)
 	}
 
-	list := &cobra.Command{Use: "list", Short: "List dashboard users as JSON", Args: cobra.NoArgs}
+	list := &cobra.Command{Use: "list", Short: "List dashboard users, whether each is an owner, and members' roles by app, as JSON", Args: cobra.NoArgs}
 	listDB := addDBFlag(list)
 	list.RunE = func(cmd *cobra.Command, args []string) error {
 		d, err := openDB(cmd, *listDB)
@@ -81,7 +82,47 @@ func newUsersCmd() *cobra.Command {
 		return printJSON(cmd, map[string]any{"deleted": true, "email": *delEmail})
 	}
 
-	users.AddCommand(create, list, del)
+	grant := &cobra.Command{Use: "grant", Short: "Give a dashboard user a role in an app, or change the one they have", Args: cobra.NoArgs}
+	grantDB := addDBFlag(grant)
+	grantEmail := grant.Flags().String("email", "", "the user's email (required)")
+	grantApp := grant.Flags().Int64("app", 0, "the app's id (required)")
+	grantRole := grant.Flags().String("role", "", "viewer, editor or admin (required)")
+	grant.RunE = func(cmd *cobra.Command, args []string) error {
+		if *grantEmail == "" || *grantApp == 0 || *grantRole == "" {
+			return errors.New("--email, --app and --role are required")
+		}
+		d, err := openDB(cmd, *grantDB)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		m, err := d.GrantRole(cmd.Context(), *grantEmail, *grantApp, *grantRole)
+		if err != nil {
+			return fieldsError(err)
+		}
+		return printJSON(cmd, map[string]any{"email": m.Email, "appId": *grantApp, "role": m.Role})
+	}
+
+	revoke := &cobra.Command{Use: "revoke", Short: "Take a dashboard user's role in an app away; it takes effect on their next request", Args: cobra.NoArgs}
+	revokeDB := addDBFlag(revoke)
+	revokeEmail := revoke.Flags().String("email", "", "the user's email (required)")
+	revokeApp := revoke.Flags().Int64("app", 0, "the app's id (required)")
+	revoke.RunE = func(cmd *cobra.Command, args []string) error {
+		if *revokeEmail == "" || *revokeApp == 0 {
+			return errors.New("--email and --app are required")
+		}
+		d, err := openDB(cmd, *revokeDB)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		if err := d.RevokeRole(cmd.Context(), *revokeEmail, *revokeApp); err != nil {
+			return err
+		}
+		return printJSON(cmd, map[string]any{"revoked": true, "email": *revokeEmail, "appId": *revokeApp})
+	}
+
+	users.AddCommand(create, list, del, grant, revoke)
 	return users
 }
 

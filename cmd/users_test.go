@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -73,4 +74,115 @@ func TestCLIUsers(t *testing.T) {
 	if data, _ := list["data"].([]any); len(data) != 1 {
 		t.Fatalf("after delete: %v", list)
 	}
+}
+
+// TestCLIUserRoles covers owners and members from the command line: the
+// first user is an owner, --owner makes another, grant and revoke change a
+// member's role in an app, list shows the roles, and every change is in
+// the audit log with the cli actor.
+func TestCLIUserRoles(t *testing.T) {
+	db := cliDB(t)
+	app := cliNum(t, cliJSON(t, nil, "apps", "create", "--db", db, "--name", "Shop"), "id")
+	appArg := strconv.FormatInt(app, 10)
+	for _, u := range []struct {
+		email string
+		flags []string
+		owner bool
+	}{
+		{"first@example.com", nil, true},
+		{"second@example.com", []string{"--owner"}, true},
+		{"member@example.com", nil, false},
+	} {
+		out, stderr, ok := usersRun(t, "a long enough password\n", append([]string{"users", "create", "--db", db, "--email", u.email}, u.flags...)...)
+		if !ok {
+			t.Fatalf("create %s: %s", u.email, stderr)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil || got["owner"] != u.owner {
+			t.Fatalf("create %s printed %q, want owner %v", u.email, out, u.owner)
+		}
+	}
+
+	got := cliJSON(t, nil, "users", "grant", "--db", db, "--email", "member@example.com", "--app", appArg, "--role", "viewer")
+	if got["role"] != "viewer" || got["email"] != "member@example.com" || cliNum(t, got, "appId") != app {
+		t.Fatalf("grant printed %v", got)
+	}
+	cliJSON(t, nil, "users", "grant", "--db", db, "--email", "member@example.com", "--app", appArg, "--role", "editor")
+	for _, args := range [][]string{
+		{"grant", "--email", "member@example.com", "--app", appArg, "--role", "owner"},
+		{"grant", "--email", "nobody@example.com", "--app", appArg, "--role", "viewer"},
+		{"grant", "--email", "member@example.com", "--app", "999", "--role", "viewer"},
+		{"grant", "--email", "member@example.com", "--app", appArg},
+		{"revoke", "--email", "member@example.com"},
+	} {
+		cliFail(t, nil, append([]string{"users", args[0], "--db", db}, args[1:]...)...)
+	}
+
+	list := cliJSON(t, nil, "users", "list", "--db", db)
+	data, _ := list["data"].([]any)
+	if len(data) != 3 {
+		t.Fatalf("list %v", list)
+	}
+	member, _ := data[2].(map[string]any)
+	apps, _ := member["apps"].([]any)
+	if member["owner"] != false || len(apps) != 1 {
+		t.Fatalf("member listed as %v", member)
+	}
+	if r, _ := apps[0].(map[string]any); r["role"] != "editor" || r["appName"] != "Shop" || cliNum(t, r, "appId") != app {
+		t.Fatalf("member's role listed as %v", apps[0])
+	}
+
+	cliJSON(t, nil, "users", "revoke", "--db", db, "--email", "member@example.com", "--app", appArg)
+	cliFail(t, nil, "users", "revoke", "--db", db, "--email", "member@example.com", "--app", appArg)
+
+	log := cliJSON(t, nil, "audit", "--db", db, "--app", appArg, "--json")
+	entries, _ := log["data"].([]any)
+	var actions []string
+	for _, e := range entries {
+		m, _ := e.(map[string]any)
+		actor, _ := m["actor"].(map[string]any)
+		if actor["type"] != "cli" {
+			t.Fatalf("entry %v: actor %v, want cli", m["action"], actor)
+		}
+		actions = append(actions, m["action"].(string))
+	}
+	if got, want := strings.Join(actions, " "), "member.removed member.role_changed member.added app.created"; got != want {
+		t.Fatalf("app log %q, want %q", got, want)
+	}
+}
+
+// TestCLIAudit prints the instance's log: as JSON with --json, as a table
+// without, newest first, and pages with --before.
+func TestCLIAudit(t *testing.T) {
+	db := cliDB(t)
+	app := cliNum(t, cliJSON(t, nil, "apps", "create", "--db", db, "--name", "Shop"), "id")
+	if _, stderr, ok := usersRun(t, "a long enough password\n", "users", "create", "--db", db, "--email", "ann@example.com"); !ok {
+		t.Fatal(stderr)
+	}
+	cliJSON(t, nil, "keys", "create", "--db", db, "--app", strconv.FormatInt(app, 10), "--role", "admin")
+	cliJSON(t, nil, "users", "delete", "--db", db, "--email", "ann@example.com")
+
+	log := cliJSON(t, nil, "audit", "--db", db, "--json")
+	entries, _ := log["data"].([]any)
+	var actions []string
+	for _, e := range entries {
+		actions = append(actions, e.(map[string]any)["action"].(string))
+	}
+	// The key is the app's: owners see the instance's changes here.
+	if got, want := strings.Join(actions, " "), "user.deleted user.created app.created"; got != want {
+		t.Fatalf("instance log %q, want %q", got, want)
+	}
+	first, _ := entries[0].(map[string]any)
+	page := cliJSON(t, nil, "audit", "--db", db, "--json", "--before", strconv.FormatInt(cliNum(t, first, "id"), 10), "--limit", "1")
+	if p, _ := page["data"].([]any); len(p) != 1 || p[0].(map[string]any)["action"] != "user.created" {
+		t.Fatalf("page %v", page)
+	}
+
+	r := cliRun(t, nil, "audit", "--db", db)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 4 || !strings.HasPrefix(lines[0], "ID") || !strings.Contains(lines[1], "user.deleted") ||
+		!strings.Contains(lines[1], `user `) || !strings.Contains(lines[1], `"ann@example.com"`) || !strings.Contains(lines[3], `name: "Shop"`) {
+		t.Fatalf("table (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	cliFail(t, nil, "audit", "--db", db, "--limit", "0")
 }

@@ -66,6 +66,14 @@ func (d *Dashboard) handleAppSwitch(w http.ResponseWriter, r *req) {
 		http.Redirect(w, r.Request, "/apps", http.StatusSeeOther)
 		return
 	}
+	// An app the user has no role in is missing, as under /apps/{app}.
+	if role, err := d.roleIn(r, id); err != nil || role == "" {
+		if err == nil {
+			err = store.Errorf(store.ENOTFOUND, "app not found")
+		}
+		d.fail(w, r, err)
+		return
+	}
 	if _, err := d.DB.FindAppByID(r.Context(), id); err != nil {
 		d.fail(w, r, err)
 		return

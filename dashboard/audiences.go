@@ -304,6 +304,9 @@ func (d *Dashboard) audienceView(r *req, a *store.Audience, name, desc, logic st
 		title = a.Name
 	}
 	v := d.page(r, "audiences", title)
+	if a != nil {
+		d.history(r, v, store.ObjectAudience, a.ID)
+	}
 	data := &audienceData{Audience: a, Name: name, Description: desc, Logic: logic, Rules: rows,
 		AttrOps: attrOperators, EventOps: eventOperators, Units: windowUnits, Comparisons: comparisons, ValueTypes: valueTypes}
 	if a != nil {

@@ -187,6 +187,7 @@ func (d *Dashboard) handleSetup(w http.ResponseWriter, r *http.Request) {
 	if !d.checkPreForm(w, r) {
 		return
 	}
+	r = withCaller(r, nil)
 	token, email, password := r.PostFormValue("token"), r.PostFormValue("email"), r.PostFormValue("password")
 	v := &view{Title: "Create the first user", Errors: map[string]string{}, Form: r.PostForm,
 		Data: authView{CSRF: preToken(w, r), Token: token}}

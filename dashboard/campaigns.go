@@ -329,6 +329,9 @@ func (d *Dashboard) campaignView(r *req, c *store.Campaign, f campaignForm) (*vi
 		title, status = c.Name, c.Status
 	}
 	v := d.page(r, "campaigns", title)
+	if c != nil {
+		d.history(r, v, store.ObjectCampaign, c.ID)
+	}
 	data := &campaignEditData{Campaign: c, F: f, Can: editable(status), Moves: movesFrom(status), Zones: commonZones,
 		Assignments: []string{store.AssignWeighted, store.AssignRoundRobin}, Engines: engines}
 	ns, err := d.DB.FindNamespaces(r.Context(), r.App.ID)

@@ -278,6 +278,9 @@ func (d *Dashboard) editView(r *req, c *store.ContentView, name string, items []
 		title = c.Name
 	}
 	v := d.page(r, "content", title)
+	if c != nil {
+		d.history(r, v, store.ObjectContent, c.ID)
+	}
 	v.Data = &contentEditData{Block: c, Name: name, Items: items, ItemTypes: itemTypes, FieldTypes: fieldTypes}
 	return v
 }

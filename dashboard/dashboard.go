@@ -7,8 +7,10 @@ package dashboard
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/subtle"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"html/template"
 	"io/fs"
@@ -16,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +58,7 @@ type Dashboard struct {
 	throttle *throttle
 	pages    pages
 	mux      *http.ServeMux
+	routes   []Route // every route registered, for Routes
 }
 
 // New builds the dashboard and its routes.
@@ -65,18 +69,45 @@ func New(db *store.DB, log *slog.Logger) *Dashboard {
 	d := &Dashboard{DB: db, Log: log, SessionTTL: 12 * time.Hour, WebhookTimeout: 30 * time.Second, Now: time.Now}
 	d.throttle = newThrottle()
 	d.pages = parsePages()
-	d.mux = d.routes()
+	d.mux = d.register()
 	return d
 }
+
+// Access says who may use a route. Everything is checked on the server,
+// on every request: hiding a button is a courtesy, not the check.
+type Access string
+
+// The access levels of the dashboard's routes. An app's routes need a role
+// in the app named in the path: a member without one gets 404, as the API
+// answers for another app's ids; one whose role is too low gets 403.
+// Owners may do everything.
+const (
+	Public   Access = "public"    // no session needed
+	SignedIn Access = "signed-in" // any signed-in user
+	Owner    Access = "owner"     // owners only
+	Viewer   Access = store.MemberViewer
+	Editor   Access = store.MemberEditor
+	Admin    Access = store.MemberAdmin
+)
+
+// Route is one route of the dashboard and who may use it.
+type Route struct {
+	Pattern string // as http.ServeMux takes it: "GET /apps/{app}/campaigns"
+	Access  Access
+}
+
+// Routes lists every route the dashboard serves, in registration order,
+// so that tests can check each one's access without a list of their own.
+func (d *Dashboard) Routes() []Route { return slices.Clone(d.routes) }
 
 // IsDashboardPath reports whether the dashboard serves path. Everything
 // else (/v1, /api/v1, /healthz and whatever the API adds) stays the API's.
 func IsDashboardPath(p string) bool {
 	switch p {
-	case "/", "/setup", "/signin", "/signout", "/apps":
+	case "/", "/setup", "/signin", "/signout", "/apps", "/invite", "/users", "/activity":
 		return true
 	}
-	return strings.HasPrefix(p, "/apps/") || strings.HasPrefix(p, "/static/")
+	return strings.HasPrefix(p, "/apps/") || strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, "/users/")
 }
 
 // Mount returns a handler that serves the dashboard's paths and passes
@@ -91,84 +122,116 @@ func Mount(api http.Handler, d *Dashboard) http.Handler {
 	})
 }
 
-// routes registers every page in one place. Everything an app owns lives
-// under /apps/{app}/, the app chosen in the dashboard: the store looks
-// each id up within that app, so another app's id is a 404.
-func (d *Dashboard) routes() *http.ServeMux {
+// register registers every page in one place, each with who may use it.
+// Everything an app owns lives under /apps/{app}/, the app chosen in the
+// dashboard: the store looks each id up within that app, so another app's
+// id is a 404.
+func (d *Dashboard) register() *http.ServeMux {
 	m := http.NewServeMux()
+	add := func(pattern string, a Access, h handler) {
+		d.routes = append(d.routes, Route{pattern, a})
+		switch a {
+		case SignedIn, Owner:
+			m.Handle(pattern, d.user(a, h))
+		default:
+			m.Handle(pattern, d.inApp(a, h))
+		}
+	}
+	public := func(pattern string, h http.Handler) {
+		d.routes = append(d.routes, Route{pattern, Public})
+		m.Handle(pattern, h)
+	}
 	static, _ := fs.Sub(staticFS, "static")
-	m.Handle("GET /static/", http.StripPrefix("/static/", staticHandler(static)))
+	public("GET /static/", http.StripPrefix("/static/", staticHandler(static)))
 
-	m.HandleFunc("GET /{$}", d.handleRoot)
-	m.HandleFunc("GET /setup", d.handleSetupForm)
-	m.HandleFunc("POST /setup", d.handleSetup)
-	m.HandleFunc("GET /signin", d.handleSignInForm)
-	m.HandleFunc("POST /signin", d.handleSignIn)
-	m.Handle("POST /signout", d.user(d.handleSignOut))
+	public("GET /{$}", http.HandlerFunc(d.handleRoot))
+	public("GET /setup", http.HandlerFunc(d.handleSetupForm))
+	public("POST /setup", http.HandlerFunc(d.handleSetup))
+	public("GET /signin", http.HandlerFunc(d.handleSignInForm))
+	public("POST /signin", http.HandlerFunc(d.handleSignIn))
+	public("GET /invite", http.HandlerFunc(d.handleInviteForm))
+	public("POST /invite", http.HandlerFunc(d.handleInviteAccept))
+	add("POST /signout", SignedIn, d.handleSignOut)
 
-	// Apps: list, create, switch.
-	m.Handle("GET /apps", d.user(d.handleApps))
-	m.Handle("POST /apps", d.user(d.handleAppCreate))
-	m.Handle("GET /apps/switch", d.user(d.handleAppSwitch))
-	m.Handle("GET /apps/{app}", d.inApp(d.handleAppHome))
+	// Apps: list (a member's own), create (owners), switch.
+	add("GET /apps", SignedIn, d.handleApps)
+	add("POST /apps", Owner, d.handleAppCreate)
+	add("GET /apps/switch", SignedIn, d.handleAppSwitch)
+	add("GET /apps/{app}", Viewer, d.handleAppHome)
+
+	// The instance: users and owners, and its own changes.
+	add("GET /users", Owner, d.handleUsers)
+	add("POST /users/{id}/owner", Owner, d.handleUserOwner)
+	add("POST /users/{id}/delete", Owner, d.handleUserDelete)
+	add("GET /activity", Owner, d.handleInstanceActivity)
 
 	// Settings → API Keys.
-	m.Handle("GET /apps/{app}/settings/keys", d.inApp(d.handleKeys))
-	m.Handle("POST /apps/{app}/settings/keys", d.inApp(d.handleKeyCreate))
-	m.Handle("GET /apps/{app}/settings/keys/{id}/revoke", d.inApp(d.handleKeyRevokeConfirm))
-	m.Handle("POST /apps/{app}/settings/keys/{id}/revoke", d.inApp(d.handleKeyRevoke))
+	add("GET /apps/{app}/settings/keys", Admin, d.handleKeys)
+	add("POST /apps/{app}/settings/keys", Admin, d.handleKeyCreate)
+	add("GET /apps/{app}/settings/keys/{id}/revoke", Admin, d.handleKeyRevokeConfirm)
+	add("POST /apps/{app}/settings/keys/{id}/revoke", Admin, d.handleKeyRevoke)
+
+	// Settings → Members: roles and invitations.
+	add("GET /apps/{app}/settings/members", Admin, d.handleMembers)
+	add("POST /apps/{app}/settings/members", Admin, d.handleInvite)
+	add("POST /apps/{app}/settings/members/{id}/role", Admin, d.handleMemberRole)
+	add("POST /apps/{app}/settings/members/{id}/remove", Admin, d.handleMemberRemove)
+	add("POST /apps/{app}/settings/invitations/{id}/revoke", Admin, d.handleInvitationRevoke)
 
 	// Campaigns: list, editor, lifecycle, results and preview.
-	m.Handle("GET /apps/{app}/campaigns", d.inApp(d.handleCampaignList))
-	m.Handle("GET /apps/{app}/campaigns/new", d.inApp(d.handleCampaignNew))
-	m.Handle("POST /apps/{app}/campaigns", d.inApp(d.handleCampaignCreate))
-	m.Handle("GET /apps/{app}/campaigns/{id}", d.inApp(d.handleCampaign))
-	m.Handle("POST /apps/{app}/campaigns/{id}", d.inApp(d.handleCampaignSave))
-	m.Handle("POST /apps/{app}/campaigns/{id}/status", d.inApp(d.handleCampaignMove))
-	m.Handle("GET /apps/{app}/campaigns/{id}/results", d.inApp(d.handleResults))
-	m.Handle("GET /apps/{app}/campaigns/{id}/results.csv", d.inApp(d.handleResultsCSV))
-	m.Handle("GET /apps/{app}/campaigns/{id}/preview", d.inApp(d.handlePreview))
+	add("GET /apps/{app}/campaigns", Viewer, d.handleCampaignList)
+	add("GET /apps/{app}/campaigns/new", Editor, d.handleCampaignNew)
+	add("POST /apps/{app}/campaigns", Editor, d.handleCampaignCreate)
+	add("GET /apps/{app}/campaigns/{id}", Viewer, d.handleCampaign)
+	add("POST /apps/{app}/campaigns/{id}", Editor, d.handleCampaignSave)
+	add("POST /apps/{app}/campaigns/{id}/status", Editor, d.handleCampaignMove)
+	add("GET /apps/{app}/campaigns/{id}/results", Viewer, d.handleResults)
+	add("GET /apps/{app}/campaigns/{id}/results.csv", Viewer, d.handleResultsCSV)
+	add("GET /apps/{app}/campaigns/{id}/preview", Viewer, d.handlePreview)
 
 	// Audiences: list, rule builder, check a user, recount, archive.
-	m.Handle("GET /apps/{app}/audiences", d.inApp(d.handleAudienceList))
-	m.Handle("GET /apps/{app}/audiences/new", d.inApp(d.handleAudienceNew))
-	m.Handle("POST /apps/{app}/audiences", d.inApp(d.handleAudienceCreate))
-	m.Handle("GET /apps/{app}/audiences/{id}", d.inApp(d.handleAudience))
-	m.Handle("POST /apps/{app}/audiences/{id}", d.inApp(d.handleAudienceSave))
-	m.Handle("GET /apps/{app}/audiences/{id}/check", d.inApp(d.handleAudienceCheck))
-	m.Handle("POST /apps/{app}/audiences/{id}/recount", d.inApp(d.handleAudienceRecount))
-	m.Handle("POST /apps/{app}/audiences/{id}/status", d.inApp(d.handleAudienceStatus))
+	add("GET /apps/{app}/audiences", Viewer, d.handleAudienceList)
+	add("GET /apps/{app}/audiences/new", Editor, d.handleAudienceNew)
+	add("POST /apps/{app}/audiences", Editor, d.handleAudienceCreate)
+	add("GET /apps/{app}/audiences/{id}", Viewer, d.handleAudience)
+	add("POST /apps/{app}/audiences/{id}", Editor, d.handleAudienceSave)
+	add("GET /apps/{app}/audiences/{id}/check", Viewer, d.handleAudienceCheck)
+	add("POST /apps/{app}/audiences/{id}/recount", Editor, d.handleAudienceRecount)
+	add("POST /apps/{app}/audiences/{id}/status", Editor, d.handleAudienceStatus)
 
 	// Events: the explorer and one user's timeline.
-	m.Handle("GET /apps/{app}/events", d.inApp(d.handleEvents))
-	m.Handle("GET /apps/{app}/users", d.inApp(d.handleUser))
+	add("GET /apps/{app}/events", Viewer, d.handleEvents)
+	add("GET /apps/{app}/users", Viewer, d.handleUser)
 
-	// Settings: the app's allowed CORS origins.
-	m.Handle("GET /apps/{app}/settings", d.inApp(d.handleSettings))
-	m.Handle("POST /apps/{app}/settings", d.inApp(d.handleSettingsSave))
+	// Activity: the app's audit log.
+	add("GET /apps/{app}/activity", Viewer, d.handleActivity)
+
+	// Settings: the app's plan, rate limit and allowed CORS origins.
+	add("GET /apps/{app}/settings", Admin, d.handleSettings)
+	add("POST /apps/{app}/settings", Admin, d.handleSettingsSave)
 
 	// Content blocks, their preview and their form submissions.
-	m.Handle("GET /apps/{app}/content", d.inApp(d.handleContentList))
-	m.Handle("GET /apps/{app}/content/new", d.inApp(d.handleContentNew))
-	m.Handle("POST /apps/{app}/content", d.inApp(d.handleContentCreate))
-	m.Handle("GET /apps/{app}/content/{id}", d.inApp(d.handleContentEdit))
-	m.Handle("POST /apps/{app}/content/{id}", d.inApp(d.handleContentSave))
-	m.Handle("POST /apps/{app}/content/{id}/status", d.inApp(d.handleContentStatus))
-	m.Handle("GET /apps/{app}/content/{id}/submissions", d.inApp(d.handleSubmissions))
-	m.Handle("GET /apps/{app}/content/{id}/submissions.csv", d.inApp(d.handleSubmissionsCSV))
+	add("GET /apps/{app}/content", Viewer, d.handleContentList)
+	add("GET /apps/{app}/content/new", Editor, d.handleContentNew)
+	add("POST /apps/{app}/content", Editor, d.handleContentCreate)
+	add("GET /apps/{app}/content/{id}", Viewer, d.handleContentEdit)
+	add("POST /apps/{app}/content/{id}", Editor, d.handleContentSave)
+	add("POST /apps/{app}/content/{id}/status", Editor, d.handleContentStatus)
+	add("GET /apps/{app}/content/{id}/submissions", Viewer, d.handleSubmissions)
+	add("GET /apps/{app}/content/{id}/submissions.csv", Editor, d.handleSubmissionsCSV)
 
 	// Webhooks and their delivery log.
-	m.Handle("GET /apps/{app}/webhooks", d.inApp(d.handleWebhooks))
-	m.Handle("GET /apps/{app}/webhooks/new", d.inApp(d.handleWebhookNew))
-	m.Handle("POST /apps/{app}/webhooks", d.inApp(d.handleWebhookCreate))
-	m.Handle("GET /apps/{app}/webhooks/{id}", d.inApp(d.handleWebhook))
-	m.Handle("POST /apps/{app}/webhooks/{id}", d.inApp(d.handleWebhookSave))
-	m.Handle("POST /apps/{app}/webhooks/{id}/test", d.inApp(d.handleWebhookTest))
-	m.Handle("POST /apps/{app}/webhooks/{id}/enable", d.inApp(d.handleWebhookEnable))
-	m.Handle("POST /apps/{app}/webhooks/{id}/rotate-secret", d.inApp(d.handleWebhookRotate))
-	m.Handle("GET /apps/{app}/webhooks/{id}/delete", d.inApp(d.handleWebhookDeleteConfirm))
-	m.Handle("POST /apps/{app}/webhooks/{id}/delete", d.inApp(d.handleWebhookDelete))
-	m.Handle("POST /apps/{app}/webhooks/{id}/deliveries/{delivery}/redeliver", d.inApp(d.handleRedeliver))
+	add("GET /apps/{app}/webhooks", Viewer, d.handleWebhooks)
+	add("GET /apps/{app}/webhooks/new", Editor, d.handleWebhookNew)
+	add("POST /apps/{app}/webhooks", Editor, d.handleWebhookCreate)
+	add("GET /apps/{app}/webhooks/{id}", Viewer, d.handleWebhook)
+	add("POST /apps/{app}/webhooks/{id}", Editor, d.handleWebhookSave)
+	add("POST /apps/{app}/webhooks/{id}/test", Editor, d.handleWebhookTest)
+	add("POST /apps/{app}/webhooks/{id}/enable", Editor, d.handleWebhookEnable)
+	add("POST /apps/{app}/webhooks/{id}/rotate-secret", Editor, d.handleWebhookRotate)
+	add("GET /apps/{app}/webhooks/{id}/delete", Editor, d.handleWebhookDeleteConfirm)
+	add("POST /apps/{app}/webhooks/{id}/delete", Editor, d.handleWebhookDelete)
+	add("POST /apps/{app}/webhooks/{id}/deliveries/{delivery}/redeliver", Editor, d.handleRedeliver)
 
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		d.notFound(w, r, nil)
@@ -176,15 +239,23 @@ func (d *Dashboard) routes() *http.ServeMux {
 	return m
 }
 
+// section is a part of an app, and the least role that may open it.
+type section struct {
+	Key, Title, Path string
+	Need             Access
+}
+
 // sections are the parts of an app, in navigation order.
-var sections = []struct{ Key, Title, Path string }{
-	{"campaigns", "Campaigns", "/campaigns"},
-	{"content", "Content blocks", "/content"},
-	{"audiences", "Audiences", "/audiences"},
-	{"events", "Events", "/events"},
-	{"webhooks", "Webhooks", "/webhooks"},
-	{"settings", "Settings", "/settings"},
-	{"keys", "Settings → API Keys", "/settings/keys"},
+var sections = []section{
+	{"campaigns", "Campaigns", "/campaigns", Viewer},
+	{"content", "Content blocks", "/content", Viewer},
+	{"audiences", "Audiences", "/audiences", Viewer},
+	{"events", "Events", "/events", Viewer},
+	{"webhooks", "Webhooks", "/webhooks", Viewer},
+	{"activity", "Activity", "/activity", Viewer},
+	{"settings", "Settings", "/settings", Admin},
+	{"keys", "Settings → API Keys", "/settings/keys", Admin},
+	{"members", "Settings → Members", "/settings/members", Admin},
 }
 
 // ServeHTTP sets the security headers every page carries, then routes.
@@ -201,6 +272,11 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// another site. Not no-referrer: under it browsers send "Origin: null"
 	// with the dashboard's own forms, which sameOrigin must refuse.
 	h.Set("Referrer-Policy", "same-origin")
+	// The request id names the request in the audit log of the changes
+	// it makes, as the API's does.
+	id := requestID(r.Header.Get("X-Request-Id"))
+	h.Set("X-Request-Id", id)
+	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	if sameOrigin(r) {
 		d.mux.ServeHTTP(rec, r)
@@ -209,7 +285,7 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		d.render(rec, r, http.StatusForbidden, "message", &view{Title: "Refused",
 			Error: "This form did not come from this dashboard. Reload the page and try again."})
 	}
-	d.Log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+	d.Log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("request_id", id),
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
 }
@@ -279,18 +355,60 @@ func staticHandler(fsys fs.FS) http.Handler {
 }
 
 // req is one signed-in request: its session and, under /apps/{app}/, the
-// app chosen.
+// app chosen and the user's role in it.
 type req struct {
 	*http.Request
 	Session *store.DashboardSession
 	App     *store.App
+	// Role is the user's role in App: an owner's is Owner.
+	Role Access
 }
 
 type handler func(w http.ResponseWriter, r *req)
 
+// rank orders roles; an owner outranks every member.
+func rank(a Access) int {
+	if a == Owner {
+		return len(store.MemberRoles) + 1
+	}
+	return store.RoleRank(string(a))
+}
+
+// can reports whether the request's role in its app reaches need.
+func (r *req) can(need Access) bool { return rank(r.Role) >= rank(need) }
+
+type requestIDKey struct{}
+
+// requestID returns the client's X-Request-Id when it is well formed (1 to
+// 128 characters of A-Z a-z 0-9 . _ -), as the API keeps it, and a new
+// random one otherwise.
+func requestID(h string) string {
+	if n := len(h); n >= 1 && n <= 128 && !strings.ContainsFunc(h, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-')
+	}) {
+		return h
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// withCaller names who makes the request's changes, for the audit log: the
+// signed-in user, or (with a zero user, for the setup and invitation
+// pages, where people create themselves) nobody yet.
+func withCaller(r *http.Request, u *store.DashboardUser) *http.Request {
+	c := store.Caller{Actor: store.Actor{Type: store.ActorUser}, Addr: clientAddr(r)}
+	if u != nil {
+		c.Actor = store.UserActor(*u)
+	}
+	c.RequestID, _ = r.Context().Value(requestIDKey{}).(string)
+	return r.WithContext(store.WithCaller(r.Context(), c))
+}
+
 // user requires a signed-in session, and a valid CSRF token on anything
-// but GET. Signed-out browsers are sent to the sign-in page.
-func (d *Dashboard) user(h handler) http.Handler {
+// but GET; with a Owner, an owner's. Signed-out browsers are sent to the
+// sign-in page.
+func (d *Dashboard) user(a Access, h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		s := d.session(r)
@@ -315,15 +433,32 @@ func (d *Dashboard) user(h handler) http.Handler {
 				return
 			}
 		}
-		h(w, &req{Request: r, Session: s})
+		rq := &req{Request: withCaller(r, &s.User), Session: s}
+		if a == Owner && !s.User.Owner {
+			d.forbidden(w, rq)
+			return
+		}
+		h(w, rq)
 	})
 }
 
-// inApp is user plus the app named in the path; an unknown app is a 404.
-func (d *Dashboard) inApp(h handler) http.Handler {
-	return d.user(func(w http.ResponseWriter, r *req) {
+// inApp is user plus the app named in the path and a role in it that
+// reaches need. The role is read on every request, so a lowered or removed
+// one takes effect at once. An app the user has no role in is a 404, as an
+// unknown one is; too low a role is a 403.
+func (d *Dashboard) inApp(need Access, h handler) http.Handler {
+	return d.user(SignedIn, func(w http.ResponseWriter, r *req) {
 		id, ok := pathID(r, "app")
 		if !ok {
+			d.notFound(w, r.Request, r.Session)
+			return
+		}
+		role, err := d.roleIn(r, id)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		if role == "" {
 			d.notFound(w, r.Request, r.Session)
 			return
 		}
@@ -332,9 +467,32 @@ func (d *Dashboard) inApp(h handler) http.Handler {
 			d.fail(w, r, err)
 			return
 		}
-		r.App = app
+		r.App, r.Role = app, role
+		if !r.can(need) {
+			d.forbidden(w, r)
+			return
+		}
 		h(w, r)
 	})
+}
+
+// roleIn is the user's role in the app: Owner for owners, "" for none.
+func (d *Dashboard) roleIn(r *req, appID int64) (Access, error) {
+	if r.Session.User.Owner {
+		return Owner, nil
+	}
+	role, err := d.DB.FindAppRole(r.Context(), r.Session.User.ID, appID)
+	return Access(role), err
+}
+
+// forbidden answers a request the user's role does not allow.
+func (d *Dashboard) forbidden(w http.ResponseWriter, r *req) {
+	v := d.page(r, "", "Not allowed")
+	v.Error = "Your role does not allow this. Ask an admin of this app, or an owner, for more."
+	if r.Role != "" && r.Role != Owner {
+		v.Error = "Your role in this app (" + string(r.Role) + ") does not allow this. Ask an admin of this app, or an owner, for more."
+	}
+	d.render(w, r.Request, http.StatusForbidden, "message", v)
 }
 
 func sameToken(got, want string) bool {
@@ -368,7 +526,11 @@ type view struct {
 	Section string // key of the current section of the app
 	Session *store.DashboardSession
 	App     *store.App
+	// Role is the user's role in App (Owner for owners), which decides the
+	// actions the page offers.
+	Role    Access
 	Apps    []*store.App
+	History []historyEntry // the object's changes, for its History panel
 	Crumbs  []crumb
 	Notice  string            // a success banner
 	Error   string            // a banner for an error of no single field
@@ -387,8 +549,25 @@ func (v *view) CSRF() string {
 	return v.Session.CSRFToken
 }
 
-// Sections lists the navigation of the current app.
-func (v *view) Sections() []struct{ Key, Title, Path string } { return sections }
+// Sections lists the navigation of the current app that the role may open.
+func (v *view) Sections() []section {
+	var out []section
+	for _, s := range sections {
+		if rank(v.Role) >= rank(s.Need) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// CanEdit reports whether the page may offer an editor's actions.
+func (v *view) CanEdit() bool { return rank(v.Role) >= rank(Editor) }
+
+// CanAdmin reports whether the page may offer an admin's actions.
+func (v *view) CanAdmin() bool { return rank(v.Role) >= rank(Admin) }
+
+// IsOwner reports whether the signed-in user is an owner.
+func (v *view) IsOwner() bool { return v.Session != nil && v.Session.User.Owner }
 
 // Base is the path of the current app.
 func (v *view) Base() string {
@@ -400,8 +579,8 @@ func (v *view) Base() string {
 
 // page fills the parts of a view every signed-in page has.
 func (d *Dashboard) page(r *req, section, title string) *view {
-	v := &view{Title: title, Section: section, Session: r.Session, App: r.App, Errors: map[string]string{}}
-	apps, err := d.DB.FindAllApps(r.Context())
+	v := &view{Title: title, Section: section, Session: r.Session, App: r.App, Role: r.Role, Errors: map[string]string{}}
+	apps, err := d.visibleApps(r)
 	if err != nil {
 		d.Log.Error("list apps", "err", err)
 	}
@@ -410,6 +589,16 @@ func (d *Dashboard) page(r *req, section, title string) *view {
 		v.Notice = n
 	}
 	return v
+}
+
+// visibleApps lists the apps the user may see: every app for an owner,
+// the apps they have a role in for a member.
+func (d *Dashboard) visibleApps(r *req) ([]*store.App, error) {
+	if r.Session.User.Owner {
+		return d.DB.FindAllApps(r.Context())
+	}
+	apps, _, err := d.DB.FindUserApps(r.Context(), r.Session.User.ID)
+	return apps, err
 }
 
 // notices are the fixed messages a redirect may ask the next page to
@@ -441,6 +630,11 @@ var notices = map[string]string{
 	"audience_active":    "Unarchived: campaigns may target it again.",
 	"audience_archived":  "Archived: new campaigns cannot target it.",
 	"settings_saved":     "Settings saved.",
+	"member_saved":       "Role changed: it applies from the member's next request.",
+	"member_removed":     "Member removed: they see nothing of this app from their next request.",
+	"invitation_revoked": "Invitation revoked: its link no longer works.",
+	"owner_saved":        "Saved.",
+	"user_deleted":       "User deleted and signed out.",
 }
 
 // render executes a page into a buffer first, so a template error becomes

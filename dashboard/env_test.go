@@ -63,7 +63,7 @@ func newEnv(t testing.TB) *env {
 // withUser creates the standard user.
 func (e *env) withUser() *env {
 	e.t.Helper()
-	u, err := e.db.CreateDashboardUser(e.ctx, testEmail, testPassword)
+	u, err := e.db.CreateDashboardUser(e.ctx, testEmail, testPassword, true)
 	if err != nil {
 		e.t.Fatal(err)
 	}

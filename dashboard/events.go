@@ -161,7 +161,21 @@ func (d *Dashboard) handleUser(w http.ResponseWriter, r *req) {
 }
 
 type settingsData struct {
-	Origins string
+	Origins   string
+	Plan      string
+	RateLimit string // empty: the plan's limit
+	Plans     []string
+}
+
+// settingsOf is what the settings form shows for app: its rate limit only
+// when it is not the plan's, so that changing the plan takes the new
+// plan's limit unless one is set.
+func settingsOf(app *store.App, origins string) settingsData {
+	s := settingsData{Origins: origins, Plan: app.Plan, Plans: plans}
+	if app.RateLimit != store.PlanLimit(app.Plan) {
+		s.RateLimit = strconv.Itoa(app.RateLimit)
+	}
+	return s
 }
 
 func (d *Dashboard) handleSettings(w http.ResponseWriter, r *req) {
@@ -171,24 +185,51 @@ func (d *Dashboard) handleSettings(w http.ResponseWriter, r *req) {
 		return
 	}
 	v := d.page(r, "settings", "Settings")
-	v.Data = settingsData{Origins: strings.Join(list, "\n")}
+	v.Data = settingsOf(r.App, strings.Join(list, "\n"))
 	d.render(w, r.Request, http.StatusOK, "settings", v)
 }
 
-// handleSettingsSave replaces the app's allowed CORS origins. One origin
-// a line, or separated by commas; "*" allows any.
+// handleSettingsSave sets the app's plan, rate limit and allowed CORS
+// origins in one change. Origins are one a line, or separated by commas;
+// "*" allows any. A form without the plan or the rate limit leaves it.
 func (d *Dashboard) handleSettingsSave(w http.ResponseWriter, r *req) {
 	raw := r.PostFormValue("allowedOrigins")
+	v := d.page(r, "settings", "Settings")
+	data := settingsOf(r.App, raw)
+	v.Data = &data
+	var upd store.AppUpdate
 	list, err := store.ParseAllowedOrigins(strings.NewReplacer("\r\n", ",", "\n", ",").Replace(raw))
 	if err == nil {
-		err = d.DB.SetAppAllowedOrigins(r.Context(), r.App.ID, list)
+		upd.AllowedOrigins = &list
+	} else if !formErrors(v, err) {
+		d.fail(w, r, err)
+		return
 	}
-	if err != nil {
-		v := d.page(r, "settings", "Settings")
-		v.Data = settingsData{Origins: raw}
-		if !formErrors(v, err) {
+	if _, ok := r.PostForm["plan"]; ok {
+		data.Plan = r.PostFormValue("plan")
+		upd.Plan = &data.Plan
+	}
+	if _, ok := r.PostForm["rateLimit"]; ok {
+		data.RateLimit = strings.TrimSpace(r.PostFormValue("rateLimit"))
+		n := 0
+		if data.RateLimit != "" {
+			var err error
+			if n, err = strconv.Atoi(data.RateLimit); err != nil || n < 1 {
+				v.Errors["rateLimit"] = "must be a whole number of requests per minute, at least 1"
+			}
+		}
+		upd.RateLimit = &n
+	}
+	if len(v.Errors) == 0 {
+		_, err = d.DB.UpdateApp(r.Context(), r.App.ID, upd)
+		if err != nil && !formErrors(v, err) {
 			d.fail(w, r, err)
 			return
+		}
+	}
+	if len(v.Errors) > 0 || v.Error != "" {
+		if v.Error == "" {
+			v.Error = "Please correct the fields marked below."
 		}
 		d.render(w, r.Request, http.StatusUnprocessableEntity, "settings", v)
 		return

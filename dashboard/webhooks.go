@@ -207,6 +207,7 @@ func (d *Dashboard) renderWebhook(w http.ResponseWriter, r *req, hook *store.Web
 		return
 	}
 	v := d.page(r, "webhooks", hook.URL)
+	d.history(r, v, store.ObjectWebhook, hook.ID)
 	data := &webhookData{Hook: hook, Form: formOf(hook), EventKinds: eventChoices(), Deliveries: list,
 		Status: filter, Statuses: deliveryStatuses, Pager: newPager(r, o, p, len(list)), Graces: graces, Grace: defaultGrace,
 		PrevSigning: hook.PreviousSecretExpiresAt != nil && hook.PreviousSecretExpiresAt.After(d.DB.Now())}

@@ -97,6 +97,9 @@ func (s *Server) routes() *httprouter.Router {
 	corsMethods := map[string][]string{}
 	add := func(method, path string, a access, h http.HandlerFunc) {
 		s.served = append(s.served, Route{method, path})
+		if a == manage && method != http.MethodGet {
+			h = s.recordCaller(h)
+		}
 		hh := s.authorize(a, h)
 		if a == sdk {
 			hh = s.cors(hh)
@@ -168,6 +171,9 @@ func (s *Server) routes() *httprouter.Router {
 	add("GET", "/webhooks/:id/deliveries", manage, s.handleDeliveryList)
 	add("GET", "/webhooks/:id/deliveries/:deliveryId", manage, s.handleDeliveryGet)
 	add("POST", "/webhooks/:id/deliveries/:deliveryId/redeliver", manage, s.handleDeliveryRedeliver)
+
+	// The audit log: every change to the app's configuration.
+	add("GET", "/apps/:appId/audit-log", manage, s.handleAuditLog)
 
 	// Form submissions.
 	add("POST", "/apps-external/:appId/submit-form", sdk, s.handleFormSubmit)

@@ -101,3 +101,65 @@ func TestRetentionDeletesOldEvents(t *testing.T) {
 		t.Fatal("Run did not stop after cancel")
 	}
 }
+
+// TestRetentionTrimsAuditLog runs the worker over audit entries written at
+// controlled times: those older than KeepAudit go, the rest stay, and
+// events are untouched by it.
+func TestRetentionTrimsAuditLog(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, pgtest.DB(t, filepath.Join(t.TempDir(), "audit-retention.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	var clock atomic.Int64
+	set := func(at time.Time) { clock.Store(at.UnixMilli()) }
+	db.Now = func() time.Time { return time.UnixMilli(clock.Load()).UTC() }
+
+	const keepAudit = 365 * 24 * time.Hour
+	now := time.Date(2030, 6, 1, 0, 0, 0, 0, time.UTC)
+	set(now.Add(-keepAudit - time.Hour))
+	old, err := db.CreateApp(ctx, "old", "free", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set(now.Add(-time.Hour))
+	if _, err := db.CreateApp(ctx, "recent", "free", 0); err != nil {
+		t.Fatal(err)
+	}
+	set(now)
+
+	entries := func() []*store.AuditEntry {
+		t.Helper()
+		list, err := db.FindAuditLog(ctx, store.AuditFilter{Instance: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list
+	}
+	if n := len(entries()); n != 2 {
+		t.Fatalf("%d entries before the pass, want 2", n)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	r := &Retention{DB: db, Keep: time.Hour, KeepAudit: keepAudit, Interval: 10 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	go func() { done <- r.Run(runCtx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(entries()) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("entries=%d, want the old one trimmed", len(entries()))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if e := entries()[0]; e.Object.Name != "recent" {
+		t.Fatalf("kept %q, want the recent entry", e.Object.Name)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// The app itself stays: retention trims the log, not what it describes.
+	if _, err := db.FindAppByID(ctx, old.ID); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -14,6 +14,10 @@ import (
 // Plans and their requests-per-minute limits.
 var planLimits = map[string]int{"free": 60, "starter": 300, "pro": 1000, "enterprise": 10000}
 
+// PlanLimit is the requests-per-minute limit a plan gives; 0 for an
+// unknown plan.
+func PlanLimit(plan string) int { return planLimits[plan] }
+
 // App is a tenant: every resource belongs to exactly one.
 type App struct {
 	ID        int64  `json:"id"`
@@ -70,7 +74,8 @@ func (db *DB) CreateApp(ctx context.Context, name, plan string, rateLimit int) (
 			return err
 		}
 		a.ID = newID
-		return err
+		return tx.audit(auditRecord{app: a.ID, instance: true, action: "app.created", objType: ObjectApp, objID: a.ID, objName: name,
+			after: appFields{name, plan, rateLimit, []string{AnyOrigin}}})
 	})
 	if err != nil {
 		return nil, err
@@ -133,7 +138,8 @@ func (db *DB) CreateKey(ctx context.Context, appID int64, role, name string) (*K
 			return err
 		}
 		k.ID = newID
-		return err
+		return tx.audit(auditRecord{app: appID, action: "key.created", objType: ObjectKey, objID: k.ID, objName: k.label(),
+			after: keyFields{Role: role, Name: name, Prefix: k.Prefix}})
 	})
 	if err != nil {
 		return nil, "", err
@@ -167,14 +173,25 @@ func (db *DB) FindKeys(ctx context.Context, appID int64) ([]*Key, error) {
 // within keyCacheTTL.
 func (db *DB) RevokeKey(ctx context.Context, id int64) (*Key, error) {
 	err := db.withTx(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?`, ms(tx.now), id)
-		if err != nil {
+		k := &Key{ID: id}
+		var revoked sql.NullInt64
+		err := tx.QueryRowContext(tx.ctx, `SELECT app_id, role, name, key_prefix, revoked_at FROM api_keys WHERE id = ?`, id).
+			Scan(&k.AppID, &k.Role, &k.Name, &k.Prefix, &revoked)
+		if errors.Is(err, sql.ErrNoRows) {
+			return notFound("key")
+		} else if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return notFound("key")
+		if revoked.Valid {
+			// Revoking twice changes nothing and records nothing.
+			return nil
 		}
-		return nil
+		if _, err := tx.Exec(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`, ms(tx.now), id); err != nil {
+			return err
+		}
+		at := NewTime(tx.now)
+		return tx.audit(auditRecord{app: k.AppID, action: "key.revoked", objType: ObjectKey, objID: id, objName: k.label(),
+			before: keyFields{Role: k.Role, Name: k.Name, Prefix: k.Prefix}, after: keyFields{Role: k.Role, Name: k.Name, Prefix: k.Prefix, RevokedAt: &at}})
 	})
 	if err != nil {
 		return nil, err
@@ -191,6 +208,22 @@ func (db *DB) RevokeKey(ctx context.Context, id int64) (*Key, error) {
 	r := NewTime(fromMS(revoked))
 	k.RevokedAt = &r
 	return k, nil
+}
+
+// keyFields are what the audit log compares of a key: never its hash.
+type keyFields struct {
+	Role      string `json:"role"`
+	Name      string `json:"name"`
+	Prefix    string `json:"prefix"`
+	RevokedAt *Time  `json:"revokedAt,omitempty"`
+}
+
+// label names a key in the audit log: its name, else its prefix.
+func (k *Key) label() string {
+	if k.Name != "" {
+		return k.Name
+	}
+	return k.Prefix
 }
 
 // keyCacheTTL bounds how long a key stays trusted without a database read.

@@ -26,6 +26,27 @@ func (db *DB) FindApps(ctx context.Context) ([]*App, error) {
 	return out, rows.Err()
 }
 
+// appFields are what the audit log compares of an app.
+type appFields struct {
+	Name           string   `json:"name"`
+	Plan           string   `json:"plan"`
+	RateLimit      int      `json:"rateLimit"`
+	AllowedOrigins []string `json:"allowedOrigins"`
+}
+
+// appFields reads an app's settings in tx.
+func (tx *Tx) appFields(id int64) (*appFields, error) {
+	f := &appFields{}
+	var origins string
+	err := tx.QueryRowContext(tx.ctx, `SELECT name, plan, rate_limit, allowed_origins FROM apps WHERE id = ?`, id).
+		Scan(&f.Name, &f.Plan, &f.RateLimit, &origins)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("app")
+	}
+	f.AllowedOrigins = strings.Split(origins, ",")
+	return f, err
+}
+
 // AppUpdate holds the fields of an app to change; nil leaves one as is.
 type AppUpdate struct {
 	Name *string
@@ -66,12 +87,11 @@ func (db *DB) UpdateApp(ctx context.Context, id int64, upd AppUpdate) (*App, err
 	}
 	a := &App{ID: id}
 	err := db.withTx(ctx, func(tx *Tx) error {
-		err := tx.QueryRow(`SELECT name, plan, rate_limit FROM apps WHERE id = ?`, id).Scan(&a.Name, &a.Plan, &a.RateLimit)
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("app")
-		} else if err != nil {
+		before, err := tx.appFields(id)
+		if err != nil {
 			return err
 		}
+		a.Name, a.Plan, a.RateLimit = before.Name, before.Plan, before.RateLimit
 		if upd.Name != nil {
 			a.Name = strings.TrimSpace(*upd.Name)
 		}
@@ -85,12 +105,18 @@ func (db *DB) UpdateApp(ctx context.Context, id int64, upd AppUpdate) (*App, err
 				a.RateLimit = planLimits[a.Plan]
 			}
 		}
-		_, err = tx.Exec(`UPDATE apps SET name = ?, plan = ?, rate_limit = ? WHERE id = ?`, a.Name, a.Plan, a.RateLimit, id)
-		if err == nil && upd.AllowedOrigins != nil {
-			_, err = tx.Exec(`UPDATE apps SET allowed_origins = ? WHERE id = ?`, strings.Join(*upd.AllowedOrigins, ","), id)
+		after := appFields{a.Name, a.Plan, a.RateLimit, before.AllowedOrigins}
+		if _, err = tx.Exec(`UPDATE apps SET name = ?, plan = ?, rate_limit = ? WHERE id = ?`, a.Name, a.Plan, a.RateLimit, id); err != nil {
+			return err
+		}
+		if upd.AllowedOrigins != nil {
+			after.AllowedOrigins = *upd.AllowedOrigins
+			if _, err = tx.Exec(`UPDATE apps SET allowed_origins = ? WHERE id = ?`, strings.Join(*upd.AllowedOrigins, ","), id); err != nil {
+				return err
+			}
 		}
 		tx.changed = true
-		return err
+		return tx.audit(auditRecord{app: id, action: "app.updated", objType: ObjectApp, objID: id, objName: a.Name, before: before, after: after})
 	})
 	if upd.AllowedOrigins != nil {
 		db.origins.Delete(id)
@@ -121,10 +147,8 @@ var appData = []struct{ name, query string }{
 func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]int64, error) {
 	counts := map[string]int64{}
 	err := db.withTx(ctx, func(tx *Tx) error {
-		var one int
-		if err := tx.QueryRow(`SELECT 1 FROM apps WHERE id = ?`, id).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-			return notFound("app")
-		} else if err != nil {
+		before, err := tx.appFields(id)
+		if err != nil {
 			return err
 		}
 		var held []string
@@ -170,7 +194,7 @@ func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]i
 		}
 		tx.changed = true
 		tx.purged = append(tx.purged, id)
-		return nil
+		return tx.audit(auditRecord{app: id, instance: true, action: "app.deleted", objType: ObjectApp, objID: id, objName: before.Name, before: before})
 	})
 	if err != nil {
 		return nil, err

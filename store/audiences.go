@@ -131,12 +131,23 @@ func (db *DB) CreateAudience(ctx context.Context, appID int64, in AudienceInput)
 		// SQLite reuses the id of a deleted last row: drop anything a
 		// reader cached for the deleted audience under that id.
 		tx.after = append(tx.after, func() { db.audiences.forget(id) })
-		return nil
+		name := strings.TrimSpace(*in.Name)
+		return tx.audit(auditRecord{app: appID, action: "audience.created", objType: ObjectAudience, objID: id, objName: name,
+			after: audienceFields{name, desc, status, def}})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return db.FindAudienceByID(ctx, appID, id)
+}
+
+// audienceFields are what the audit log compares of an audience: not its
+// count, which the scheduler keeps.
+type audienceFields struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Status      string          `json:"status"`
+	Definition  json.RawMessage `json:"definition"`
 }
 
 // FindAudienceByID returns an audience of the app; one of another app is
@@ -195,7 +206,12 @@ func (db *DB) UpdateAudience(ctx context.Context, appID, id int64, in AudienceIn
 			return err
 		}
 		tx.changed = true
-		return nil
+		before, after := audienceFields{cur.Name, cur.Description, cur.Status, cur.Definition}, audienceFields{name, desc, status, def}
+		action := "audience.updated"
+		if before.Status != after.Status && before.Name == after.Name && before.Description == after.Description && bytes.Equal(before.Definition, after.Definition) {
+			action = "audience.status_changed"
+		}
+		return tx.audit(auditRecord{app: appID, action: action, objType: ObjectAudience, objID: id, objName: name, before: before, after: after})
 	})
 	if err != nil {
 		return nil, err
@@ -208,8 +224,7 @@ func (db *DB) UpdateAudience(ctx context.Context, appID, id int64, in AudienceIn
 // keep their results and lose the reference (audienceId becomes null).
 func (db *DB) DeleteAudience(ctx context.Context, appID, id int64) error {
 	return db.withTx(ctx, func(tx *Tx) error {
-		var one int
-		err := tx.QueryRow(`SELECT 1 FROM audiences WHERE id = ? AND app_id = ?`, id, appID).Scan(&one)
+		cur, err := scanAudience(tx.QueryRow(`SELECT `+audienceColumns+` FROM audiences WHERE id = ? AND app_id = ?`, id, appID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("audience")
 		} else if err != nil {
@@ -245,7 +260,8 @@ func (db *DB) DeleteAudience(ctx context.Context, appID, id int64) error {
 		tx.changed = true
 		db := tx.db
 		tx.after = append(tx.after, func() { db.audiences.forget(id) })
-		return nil
+		return tx.audit(auditRecord{app: appID, action: "audience.deleted", objType: ObjectAudience, objID: id, objName: cur.Name,
+			before: audienceFields{cur.Name, cur.Description, cur.Status, cur.Definition}})
 	})
 }
 

@@ -162,9 +162,11 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 		}
 		tx.changed = true
 		if ed.status != nil && *ed.status == CampaignActive {
-			return tx.move(appID, id, CampaignActive)
+			if err := tx.move(appID, id, CampaignActive); err != nil {
+				return err
+			}
 		}
-		return nil
+		return tx.auditCampaign(appID, id, nil)
 	})
 	if err != nil {
 		return nil, err
@@ -405,9 +407,11 @@ func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignIn
 		}
 		tx.changed = true
 		if ed.status != nil && *ed.status != cur.Status {
-			return tx.move(appID, id, *ed.status)
+			if err := tx.move(appID, id, *ed.status); err != nil {
+				return err
+			}
 		}
-		return nil
+		return tx.auditCampaign(appID, id, cur)
 	})
 	if err != nil {
 		return nil, err
@@ -433,17 +437,17 @@ func (db *DB) SetCampaignStatus(ctx context.Context, appID, id int64, status str
 		return nil, FieldErrors{"status": "must be one of draft, active, paused, completed, archived"}.Err()
 	}
 	err := db.withTx(ctx, func(tx *Tx) error {
-		var cur string
-		err := tx.QueryRow(`SELECT status FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&cur)
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("campaign")
-		} else if err != nil {
+		cur, err := findCampaign(tx.conn, appID, id)
+		if err != nil {
 			return err
 		}
-		if cur == status {
-			return moveError("campaign", cur, status)
+		if cur.Status == status {
+			return moveError("campaign", cur.Status, status)
 		}
-		return tx.move(appID, id, status)
+		if err := tx.move(appID, id, status); err != nil {
+			return err
+		}
+		return tx.auditCampaign(appID, id, cur)
 	})
 	if err != nil {
 		return nil, err
@@ -455,15 +459,11 @@ func (db *DB) SetCampaignStatus(ctx context.Context, appID, id int64, status str
 // archived from.
 func (db *DB) UnarchiveCampaign(ctx context.Context, appID, id int64) (*Campaign, error) {
 	err := db.withTx(ctx, func(tx *Tx) error {
-		var cur string
-		var from sql.NullString
-		err := tx.QueryRow(`SELECT status, archived_from FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&cur, &from)
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("campaign")
-		} else if err != nil {
+		before, err := findCampaign(tx.conn, appID, id)
+		if err != nil {
 			return err
 		}
-		to := from.String
+		cur, to := before.Status, before.archivedFrom
 		if to == "" {
 			to = CampaignCompleted
 		}
@@ -481,7 +481,7 @@ func (db *DB) UnarchiveCampaign(ctx context.Context, appID, id int64) (*Campaign
 			return moveError("campaign", cur, to)
 		}
 		tx.changed = true
-		return nil
+		return tx.auditCampaign(appID, id, before)
 	})
 	if err != nil {
 		return nil, err
@@ -493,13 +493,11 @@ func (db *DB) UnarchiveCampaign(ctx context.Context, appID, id int64) (*Campaign
 // variants, assignments and counters.
 func (db *DB) DeleteCampaign(ctx context.Context, appID, id int64) error {
 	return db.withTx(ctx, func(tx *Tx) error {
-		var cur string
-		err := tx.QueryRow(`SELECT status FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&cur)
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("campaign")
-		} else if err != nil {
+		before, err := findCampaign(tx.conn, appID, id)
+		if err != nil {
 			return err
 		}
+		cur := before.Status
 		if cur == CampaignActive || cur == CampaignPaused {
 			return &Error{Code: EINVALID, Message: "an " + cur + " campaign cannot be deleted; complete it first",
 				Details: map[string]any{"status": cur}}
@@ -513,7 +511,8 @@ func (db *DB) DeleteCampaign(ctx context.Context, appID, id int64) error {
 			return err
 		}
 		tx.changed = true
-		return nil
+		return tx.audit(auditRecord{app: appID, action: "campaign.deleted", objType: ObjectCampaign, objID: id, objName: before.Name,
+			before: campaignSnapshot(before)})
 	})
 }
 
@@ -523,4 +522,70 @@ func nullID(id int64) any {
 		return nil
 	}
 	return id
+}
+
+// campaignFields are what the audit log compares of a campaign: its
+// settings and variants, not its counters.
+type campaignFields struct {
+	Name           string          `json:"name"`
+	Description    string          `json:"description"`
+	Status         string          `json:"status"`
+	StartDate      *Time           `json:"startDate"`
+	EndDate        *Time           `json:"endDate"`
+	Timezone       string          `json:"timezone"`
+	GoalEventID    *string         `json:"goalEventId"`
+	AudienceID     *int64          `json:"audienceId"`
+	AssignmentType string          `json:"assignmentType"`
+	StatsEngine    string          `json:"statsEngine"`
+	Variants       []variantFields `json:"variants"`
+}
+
+type variantFields struct {
+	Name              string  `json:"name"`
+	ContentViewID     int64   `json:"contentViewId"`
+	TrafficAllocation float64 `json:"trafficAllocation"`
+	IsControl         bool    `json:"isControl"`
+}
+
+func campaignSnapshot(c *Campaign) *campaignFields {
+	f := &campaignFields{Name: c.Name, Description: c.Description, Status: c.Status, StartDate: c.StartDate, EndDate: c.EndDate,
+		Timezone: c.Timezone, GoalEventID: c.GoalEventID, AudienceID: c.AudienceID, AssignmentType: c.AssignmentType,
+		StatsEngine: c.StatsEngine, Variants: make([]variantFields, len(c.Variants))}
+	for i, v := range c.Variants {
+		f.Variants[i] = variantFields{v.Name, v.ContentViewID, v.TrafficAllocation, v.IsControl}
+	}
+	return f
+}
+
+// auditCampaign records a change to a campaign that before (nil for a new
+// one) described. A change of status alone (with the startDate that
+// starting it may set) is campaign.status_changed, any other edit
+// campaign.updated.
+func (tx *Tx) auditCampaign(appID, id int64, before *Campaign) error {
+	c, err := findCampaign(tx.conn, appID, id)
+	if err != nil {
+		return err
+	}
+	after := campaignSnapshot(c)
+	r := auditRecord{app: appID, action: "campaign.created", objType: ObjectCampaign, objID: id, objName: c.Name, after: after}
+	if before != nil {
+		b := campaignSnapshot(before)
+		r.before, r.action = b, "campaign.updated"
+		if b.Status != after.Status {
+			moved := *b
+			moved.Status, moved.StartDate = after.Status, after.StartDate
+			if same, err := sameFields(&moved, after); err != nil {
+				return err
+			} else if same {
+				r.action = "campaign.status_changed"
+			}
+		}
+	}
+	return tx.audit(r)
+}
+
+// sameFields reports whether two snapshots hold the same values.
+func sameFields(a, b any) (bool, error) {
+	c, err := auditChanges(a, b)
+	return len(c) == 0, err
 }

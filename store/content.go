@@ -257,6 +257,14 @@ func (in *ContentInput) validate(create bool) (json.RawMessage, error) {
 	return items, fe.Err()
 }
 
+// contentFields are what the audit log compares of a content block; large
+// items are logged as a digest.
+type contentFields struct {
+	Name   string          `json:"name"`
+	Status string          `json:"status"`
+	Items  json.RawMessage `json:"items"`
+}
+
 type contentPublished struct {
 	ContentViewID   int64  `json:"contentViewId"`
 	ContentViewName string `json:"contentViewName"`
@@ -299,9 +307,12 @@ func (db *DB) CreateContent(ctx context.Context, appID int64, in ContentInput) (
 		id = newID
 		tx.changed = true
 		if status == ContentPublished {
-			return tx.emit(appID, EventContentPublished, contentPublished{id, name, NewTime(tx.now), string(items) != "[]"})
+			if err := tx.emit(appID, EventContentPublished, contentPublished{id, name, NewTime(tx.now), string(items) != "[]"}); err != nil {
+				return err
+			}
 		}
-		return nil
+		return tx.audit(auditRecord{app: appID, action: "content.created", objType: ObjectContent, objID: id, objName: name,
+			after: contentFields{name, status, items}})
 	})
 	if err != nil {
 		return nil, err
@@ -444,11 +455,19 @@ func (db *DB) UpdateContent(ctx context.Context, appID, id int64, in ContentInpu
 		tx.changed = true
 		switch {
 		case status == ContentPublished && cur.Status != ContentPublished:
-			return tx.emit(appID, EventContentPublished, contentPublished{id, name, NewTime(tx.now), string(items) != "[]"})
+			err = tx.emit(appID, EventContentPublished, contentPublished{id, name, NewTime(tx.now), string(items) != "[]"})
 		case cur.Status == ContentPublished && status != ContentPublished:
-			return tx.emit(appID, EventContentUnpublish, contentUnpublished{id, name, NewTime(tx.now), ContentPublished})
+			err = tx.emit(appID, EventContentUnpublish, contentUnpublished{id, name, NewTime(tx.now), ContentPublished})
 		}
-		return nil
+		if err != nil {
+			return err
+		}
+		before, after := contentFields{cur.Name, cur.Status, cur.Items}, contentFields{name, status, items}
+		action := "content.updated"
+		if before.Name == after.Name && bytes.Equal(before.Items, after.Items) && before.Status != after.Status {
+			action = "content.status_changed"
+		}
+		return tx.audit(auditRecord{app: appID, action: action, objType: ObjectContent, objID: id, objName: name, before: before, after: after})
 	})
 	if err != nil {
 		return nil, err
@@ -459,8 +478,7 @@ func (db *DB) UpdateContent(ctx context.Context, appID, id int64, in ContentInpu
 // DeleteContent deletes a block unless a live campaign uses it.
 func (db *DB) DeleteContent(ctx context.Context, appID, id int64) error {
 	return db.withTx(ctx, func(tx *Tx) error {
-		var status string
-		err := tx.QueryRow(`SELECT status FROM content_views WHERE id = ? AND app_id = ?`, id, appID).Scan(&status)
+		cur, err := scanContent(tx.QueryRow(`SELECT `+contentColumns+` FROM content_views WHERE id = ? AND app_id = ?`, id, appID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("content view")
 		} else if err != nil {
@@ -475,6 +493,7 @@ func (db *DB) DeleteContent(ctx context.Context, appID, id int64) error {
 			return err
 		}
 		tx.changed = true
-		return nil
+		return tx.audit(auditRecord{app: appID, action: "content.deleted", objType: ObjectContent, objID: id, objName: cur.Name,
+			before: contentFields{cur.Name, cur.Status, cur.Items}})
 	})
 }

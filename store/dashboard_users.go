@@ -19,9 +19,14 @@ import (
 // DashboardUser is a person who signs in to the dashboard. The password
 // hash never leaves the store.
 type DashboardUser struct {
-	ID        int64  `json:"id"`
-	Email     string `json:"email"`
-	CreatedAt Time   `json:"createdAt"`
+	ID    int64  `json:"id"`
+	Email string `json:"email"`
+	// Owner runs the whole instance: every app, users and their roles.
+	Owner     bool `json:"owner"`
+	CreatedAt Time `json:"createdAt"`
+	// Apps are the member's roles by app, in app order; set by
+	// FindDashboardUsers only.
+	Apps []AppRole `json:"apps,omitempty"`
 }
 
 // DashboardSession is a signed-in browser.
@@ -95,8 +100,12 @@ func checkCredentials(email, password string) (string, []byte, error) {
 	return email, hash, err
 }
 
-func (tx *Tx) insertDashboardUser(email string, hash []byte) (*DashboardUser, error) {
-	var n int
+// insertDashboardUser adds a user, an owner when owner is set or when
+// nobody else exists yet: the first user must be able to run the
+// instance. The new user becomes the actor of the entry when self is set
+// (the setup link and invitations, where people create themselves).
+func (tx *Tx) insertDashboardUser(email string, hash []byte, owner, self bool) (*DashboardUser, error) {
+	var n, all int
 	if err := tx.QueryRow(`SELECT COUNT(*) FROM dashboard_users WHERE email = ?`, email).Scan(&n); err != nil {
 		return nil, err
 	}
@@ -105,14 +114,35 @@ func (tx *Tx) insertDashboardUser(email string, hash []byte) (*DashboardUser, er
 		fe.Add("email", "is already taken")
 		return nil, fe.Err()
 	}
-	id, err := tx.insertID(`INSERT INTO dashboard_users (email, password_hash, created_at) VALUES (?, ?, ?)`, email, string(hash), ms(tx.now))
-	return &DashboardUser{ID: id, Email: email, CreatedAt: NewTime(tx.now.Truncate(time.Millisecond))}, err
+	if err := tx.QueryRow(`SELECT COUNT(*) FROM dashboard_users`).Scan(&all); err != nil {
+		return nil, err
+	}
+	owner = owner || all == 0
+	id, err := tx.insertID(`INSERT INTO dashboard_users (email, password_hash, owner, created_at) VALUES (?, ?, ?, ?)`, email, string(hash), owner, ms(tx.now))
+	if err != nil {
+		return nil, err
+	}
+	u := &DashboardUser{ID: id, Email: email, Owner: owner, CreatedAt: NewTime(tx.now.Truncate(time.Millisecond))}
+	if self {
+		c := CallerOf(tx.ctx)
+		c.Actor = UserActor(*u)
+		tx.conn.ctx = WithCaller(tx.ctx, c)
+	}
+	return u, tx.audit(auditRecord{instance: true, action: "user.created", objType: ObjectUser, objID: id, objName: email,
+		after: userFields{email, owner}})
 }
 
-// CreateDashboardUser adds a dashboard user. It also retires a pending
-// setup link: once anyone can sign in, nobody else may create the first
-// user.
-func (db *DB) CreateDashboardUser(ctx context.Context, email, password string) (*DashboardUser, error) {
+// userFields are what the audit log compares of a dashboard user: never
+// the password's hash.
+type userFields struct {
+	Email string `json:"email"`
+	Owner bool   `json:"owner"`
+}
+
+// CreateDashboardUser adds a dashboard user, an owner when owner is set
+// (the first user always is). It also retires a pending setup link: once
+// anyone can sign in, nobody else may create the first user.
+func (db *DB) CreateDashboardUser(ctx context.Context, email, password string, owner bool) (*DashboardUser, error) {
 	// Hashing is slow on purpose; it happens before the write transaction
 	// so other writers do not wait for it.
 	email, hash, err := checkCredentials(email, password)
@@ -121,7 +151,7 @@ func (db *DB) CreateDashboardUser(ctx context.Context, email, password string) (
 	}
 	var u *DashboardUser
 	err = db.withTx(ctx, func(tx *Tx) error {
-		if u, err = tx.insertDashboardUser(email, hash); err != nil {
+		if u, err = tx.insertDashboardUser(email, hash, owner, false); err != nil {
 			return err
 		}
 		_, err = tx.Exec(`DELETE FROM dashboard_setup`)
@@ -130,39 +160,138 @@ func (db *DB) CreateDashboardUser(ctx context.Context, email, password string) (
 	return u, err
 }
 
-// FindDashboardUsers lists every dashboard user, oldest first.
+// FindDashboardUsers lists every dashboard user, oldest first, with their
+// roles.
 func (db *DB) FindDashboardUsers(ctx context.Context) ([]*DashboardUser, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id, email, created_at FROM dashboard_users ORDER BY id`)
+	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(ctx, `SELECT id, email, owner, created_at FROM dashboard_users ORDER BY id`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	list := []*DashboardUser{}
+	byID := map[int64]*DashboardUser{}
 	for rows.Next() {
 		u := &DashboardUser{}
 		var created int64
-		if err := rows.Scan(&u.ID, &u.Email, &created); err != nil {
+		if err := rows.Scan(&u.ID, &u.Email, &u.Owner, &created); err != nil {
 			return nil, err
 		}
 		u.CreatedAt = NewTime(fromMS(created))
 		list = append(list, u)
+		byID[u.ID] = u
 	}
-	return list, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	roles, err := tx.QueryContext(ctx, `SELECT m.user_id, m.app_id, a.name, m.role FROM app_members m JOIN apps a ON a.id = m.app_id ORDER BY m.app_id`)
+	if err != nil {
+		return nil, err
+	}
+	defer roles.Close()
+	for roles.Next() {
+		var user int64
+		var r AppRole
+		if err := roles.Scan(&user, &r.AppID, &r.AppName, &r.Role); err != nil {
+			return nil, err
+		}
+		if u := byID[user]; u != nil {
+			u.Apps = append(u.Apps, r)
+		}
+	}
+	return list, roles.Err()
 }
 
-// DeleteDashboardUser deletes the user with this email and signs out every
-// session of theirs.
+// findUserByEmail reads a user in tx.
+func (tx *Tx) findUserByEmail(email string) (*DashboardUser, error) {
+	u := &DashboardUser{}
+	var created int64
+	err := tx.QueryRowContext(tx.ctx, `SELECT id, email, owner, created_at FROM dashboard_users WHERE email = ?`, strings.TrimSpace(email)).
+		Scan(&u.ID, &u.Email, &u.Owner, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("dashboard user")
+	} else if err != nil {
+		return nil, err
+	}
+	u.CreatedAt = NewTime(fromMS(created))
+	return u, nil
+}
+
+// errLastOwner refuses to leave members without an owner: nobody could
+// then manage the instance from the dashboard.
+var errLastOwner = Errorf(EINVALID, "the last owner cannot be removed while other users remain; make another user an owner first")
+
+// keepsAnOwner checks that removing u's ownership leaves an owner, or
+// nobody at all.
+func (tx *Tx) keepsAnOwner(u *DashboardUser) error {
+	if !u.Owner {
+		return nil
+	}
+	var owners, all int
+	if err := tx.QueryRowContext(tx.ctx, `SELECT COUNT(*) FROM dashboard_users WHERE owner = ?`, true).Scan(&owners); err != nil {
+		return err
+	}
+	if err := tx.QueryRowContext(tx.ctx, `SELECT COUNT(*) FROM dashboard_users`).Scan(&all); err != nil {
+		return err
+	}
+	if owners == 1 && all > 1 {
+		return errLastOwner
+	}
+	return nil
+}
+
+// DeleteDashboardUser deletes the user with this email, their roles and
+// every session of theirs. The last owner goes only with the last user.
 func (db *DB) DeleteDashboardUser(ctx context.Context, email string) error {
 	return db.withTx(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(`DELETE FROM dashboard_users WHERE email = ?`, strings.TrimSpace(email))
+		u, err := tx.findUserByEmail(email)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return notFound("dashboard user")
+		if err := tx.keepsAnOwner(u); err != nil {
+			return err
 		}
-		return nil
+		if _, err := tx.Exec(`DELETE FROM dashboard_users WHERE id = ?`, u.ID); err != nil {
+			return err
+		}
+		return tx.audit(auditRecord{instance: true, action: "user.deleted", objType: ObjectUser, objID: u.ID, objName: u.Email,
+			before: userFields{u.Email, u.Owner}})
 	})
+}
+
+// SetDashboardOwner makes the user with this email an owner, or a member
+// again. The last owner stays one while other users remain.
+func (db *DB) SetDashboardOwner(ctx context.Context, email string, owner bool) (*DashboardUser, error) {
+	var u *DashboardUser
+	err := db.withTx(ctx, func(tx *Tx) error {
+		var err error
+		if u, err = tx.findUserByEmail(email); err != nil {
+			return err
+		}
+		if u.Owner == owner {
+			return nil
+		}
+		if !owner {
+			if err := tx.keepsAnOwner(u); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(`UPDATE dashboard_users SET owner = ? WHERE id = ?`, owner, u.ID); err != nil {
+			return err
+		}
+		action := "user.owner_granted"
+		if !owner {
+			action = "user.owner_revoked"
+		}
+		u.Owner = owner
+		return tx.audit(auditRecord{instance: true, action: action, objType: ObjectUser, objID: u.ID, objName: u.Email,
+			before: userFields{u.Email, !owner}, after: userFields{u.Email, owner}})
+	})
+	return u, err
 }
 
 // AuthenticateDashboardUser checks an email and password. Both a wrong
@@ -171,8 +300,8 @@ func (db *DB) AuthenticateDashboardUser(ctx context.Context, email, password str
 	u := &DashboardUser{}
 	var hash string
 	var created int64
-	err := db.read.QueryRowContext(ctx, `SELECT id, email, password_hash, created_at FROM dashboard_users WHERE email = ?`,
-		strings.TrimSpace(email)).Scan(&u.ID, &u.Email, &hash, &created)
+	err := db.read.QueryRowContext(ctx, `SELECT id, email, owner, password_hash, created_at FROM dashboard_users WHERE email = ?`,
+		strings.TrimSpace(email)).Scan(&u.ID, &u.Email, &u.Owner, &hash, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		_ = bcrypt.CompareHashAndPassword(dummyHash(), []byte(password))
 		return nil, ErrBadCredentials
@@ -251,7 +380,7 @@ func (db *DB) CompleteSetup(ctx context.Context, token, email, password string) 
 		if users > 0 {
 			return errSetupUsed
 		}
-		u, err = tx.insertDashboardUser(email, hash)
+		u, err = tx.insertDashboardUser(email, hash, true, true)
 		return err
 	})
 	return u, err
@@ -271,7 +400,7 @@ func (db *DB) CreateDashboardSession(ctx context.Context, userID int64, ttl time
 	s := &DashboardSession{CSRFToken: csrf}
 	err = db.withTx(ctx, func(tx *Tx) error {
 		var created int64
-		err := tx.QueryRow(`SELECT id, email, created_at FROM dashboard_users WHERE id = ?`, userID).Scan(&s.User.ID, &s.User.Email, &created)
+		err := tx.QueryRow(`SELECT id, email, owner, created_at FROM dashboard_users WHERE id = ?`, userID).Scan(&s.User.ID, &s.User.Email, &s.User.Owner, &created)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("dashboard user")
 		} else if err != nil {
@@ -297,10 +426,12 @@ func (db *DB) CreateDashboardSession(ctx context.Context, userID int64, ttl time
 func (db *DB) FindDashboardSession(ctx context.Context, token string) (*DashboardSession, error) {
 	s := &DashboardSession{}
 	var created, expires int64
-	err := db.read.QueryRowContext(ctx, `SELECT u.id, u.email, u.created_at, s.csrf_token, s.expires_at
+	// Ownership is read with the session on every request, so taking it
+	// away takes effect on the user's next request.
+	err := db.read.QueryRowContext(ctx, `SELECT u.id, u.email, u.owner, u.created_at, s.csrf_token, s.expires_at
 		FROM dashboard_sessions s JOIN dashboard_users u ON u.id = s.user_id
 		WHERE s.token_hash = ? AND s.expires_at > ?`, tokenHash(token), ms(db.Now())).
-		Scan(&s.User.ID, &s.User.Email, &created, &s.CSRFToken, &expires)
+		Scan(&s.User.ID, &s.User.Email, &s.User.Owner, &created, &s.CSRFToken, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("session")
 	} else if err != nil {

@@ -22,7 +22,7 @@ func TestDashboardUsers(t *testing.T) {
 			{"a@b.c", "short", "password"},
 			{"a@b.c", string(make([]byte, 73)) + "xxxxxxxxxx", "password"},
 		} {
-			_, err := db.CreateDashboardUser(ctx, tc.email, tc.password)
+			_, err := db.CreateDashboardUser(ctx, tc.email, tc.password, false)
 			wantCode(t, err, EINVALID)
 			fields, _ := err.(*Error).Details["fields"].(map[string]any)
 			if _, ok := fields[tc.field]; !ok {
@@ -31,12 +31,12 @@ func TestDashboardUsers(t *testing.T) {
 		}
 	})
 
-	u, err := db.CreateDashboardUser(ctx, "Ann@Example.com", "correct horse battery")
+	u, err := db.CreateDashboardUser(ctx, "Ann@Example.com", "correct horse battery", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("EmailTakenIgnoringCase", func(t *testing.T) {
-		_, err := db.CreateDashboardUser(ctx, "ann@example.COM", "another password!")
+		_, err := db.CreateDashboardUser(ctx, "ann@example.COM", "another password!", false)
 		wantCode(t, err, EINVALID)
 	})
 	t.Run("Authenticate", func(t *testing.T) {
@@ -77,7 +77,7 @@ func TestDashboardUsers(t *testing.T) {
 		}
 	})
 	t.Run("DeleteSignsOut", func(t *testing.T) {
-		v, err := db.CreateDashboardUser(ctx, "bob@example.com", "bobs password!")
+		v, err := db.CreateDashboardUser(ctx, "bob@example.com", "bobs password!", false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,7 +153,7 @@ func TestCreateDashboardUserRetiresSetupLink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateDashboardUser(ctx, "ann@example.com", "long enough password"); err != nil {
+	if _, err := db.CreateDashboardUser(ctx, "ann@example.com", "long enough password", false); err != nil {
 		t.Fatal(err)
 	}
 	wantCode(t, db.CheckSetupToken(ctx, token), ENOTFOUND)

@@ -276,6 +276,8 @@ type ScheduleResult struct {
 // apply a move.
 func (db *DB) RunSchedule(ctx context.Context) (ScheduleResult, error) {
 	var out ScheduleResult
+	// The moves made here are the scheduler's, whoever runs the pass.
+	ctx = WithCaller(ctx, Caller{Actor: Actor{Type: ActorScheduler}})
 	now := ms(db.Now())
 	type due struct {
 		app, id int64
@@ -319,7 +321,14 @@ func (db *DB) RunSchedule(ctx context.Context) (ScheduleResult, error) {
 			if !due {
 				return errNotDue
 			}
-			return tx.move(d.app, d.id, d.to)
+			before, err := findCampaign(tx.conn, d.app, d.id)
+			if err != nil {
+				return err
+			}
+			if err := tx.move(d.app, d.id, d.to); err != nil {
+				return err
+			}
+			return tx.auditCampaign(d.app, d.id, before)
 		})
 		switch {
 		case err == nil && d.to == CampaignActive:

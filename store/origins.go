@@ -68,14 +68,16 @@ func (db *DB) SetAppAllowedOrigins(ctx context.Context, appID int64, origins []s
 		return Errorf(EINVALID, "allowed origins must not be empty; use * to allow any origin")
 	}
 	err := db.withTx(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(`UPDATE apps SET allowed_origins = ? WHERE id = ?`, strings.Join(origins, ","), appID)
+		before, err := tx.appFields(appID)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return notFound("app")
+		if _, err := tx.Exec(`UPDATE apps SET allowed_origins = ? WHERE id = ?`, strings.Join(origins, ","), appID); err != nil {
+			return err
 		}
-		return nil
+		after := *before
+		after.AllowedOrigins = origins
+		return tx.audit(auditRecord{app: appID, action: "app.updated", objType: ObjectApp, objID: appID, objName: before.Name, before: before, after: &after})
 	})
 	db.origins.Delete(appID)
 	return err

@@ -90,12 +90,27 @@ func (db *DB) RedeliverDelivery(ctx context.Context, appID, webhookID, id int64)
 			return notFound("delivery")
 		}
 		tx.enqueued = true
-		return nil
+		w, err := tx.findWebhook(appID, webhookID)
+		if err != nil {
+			return err
+		}
+		var event string
+		if err := tx.QueryRowContext(tx.ctx, `SELECT event FROM webhook_deliveries WHERE id = ?`, id).Scan(&event); err != nil {
+			return err
+		}
+		return tx.audit(auditRecord{app: appID, action: "webhook.redelivered", objType: ObjectWebhook, objID: webhookID, objName: w.URL,
+			after: deliveryFields{id, event}})
 	})
 	if err != nil {
 		return nil, err
 	}
 	return db.FindDeliveryByID(ctx, appID, webhookID, id)
+}
+
+// deliveryFields are what the audit log says of a delivery queued by hand.
+type deliveryFields struct {
+	DeliveryID int64  `json:"deliveryId"`
+	Event      string `json:"event"`
 }
 
 type webhookTest struct {
@@ -112,13 +127,11 @@ const WebhookTestMessage = "This is a test delivery from Service webhooks."
 func (db *DB) SendTestDelivery(ctx context.Context, appID, webhookID int64) (*Delivery, error) {
 	var id int64
 	err := db.withTx(ctx, func(tx *Tx) error {
-		var status string
-		err := tx.QueryRow(`SELECT status FROM webhooks WHERE id = ? AND app_id = ?`, webhookID, appID).Scan(&status)
-		if errors.Is(err, sql.ErrNoRows) {
-			return notFound("webhook")
-		} else if err != nil {
+		w, err := tx.findWebhook(appID, webhookID)
+		if err != nil {
 			return err
 		}
+		status := w.Status
 		payload, err := jsonjs.Stringify(webhookTest{webhookID, WebhookTestMessage, NewTime(tx.now)})
 		if err != nil {
 			return err
@@ -134,7 +147,8 @@ func (db *DB) SendTestDelivery(ctx context.Context, appID, webhookID int64) (*De
 		}
 		id = newID
 		tx.enqueued = true
-		return err
+		return tx.audit(auditRecord{app: appID, action: "webhook.test_sent", objType: ObjectWebhook, objID: webhookID, objName: w.URL,
+			after: deliveryFields{id, EventWebhookTest}})
 	})
 	if err != nil {
 		return nil, err

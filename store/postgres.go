@@ -181,7 +181,9 @@ func (db *DB) compactSecrets(ctx context.Context) {
 	if db.pg == nil {
 		return
 	}
-	_, _ = db.write.ExecContext(ctx, `VACUUM (FULL) webhooks`)
+	if _, err := db.write.ExecContext(ctx, `VACUUM (FULL) webhooks`); err != nil && db.pg.log != nil {
+		db.pg.log.Warn("postgres: could not rewrite the webhooks table after sealing its secrets; old row versions keep the previous values until VACUUM reuses their space", "err", err)
+	}
 }
 
 // PostgreSQL's error codes the store tells apart.

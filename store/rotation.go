@@ -116,6 +116,10 @@ func (db *DB) RotateWebhookSecret(ctx context.Context, appID, id int64, in Rotat
 		return nil, err
 	}
 	err = db.withTx(ctx, func(tx *Tx) error {
+		cur, err := tx.findWebhook(appID, id)
+		if err != nil {
+			return err
+		}
 		now := ms(tx.now)
 		// The current secret moves to previous_secret as stored, so the
 		// column never needs decoding here; a webhook without a secret has
@@ -132,7 +136,10 @@ func (db *DB) RotateWebhookSecret(ctx context.Context, appID, id int64, in Rotat
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound("webhook")
 		}
-		return nil
+		after := *webhookSnapshot(cur)
+		after.Secret = sealed
+		return tx.audit(auditRecord{app: appID, action: "webhook.secret_rotated", objType: ObjectWebhook, objID: id, objName: cur.URL,
+			before: webhookSnapshot(cur), after: &after})
 	})
 	if err != nil {
 		return nil, err

@@ -103,6 +103,36 @@ type Webhook struct {
 	// rotation stops signing; nil when there is none. A time in the past
 	// means only the current secret signs.
 	PreviousSecretExpiresAt *Time `json:"previousSecretExpiresAt"`
+
+	// sealed is the secret as stored, for the audit log to compare: it
+	// never leaves the store.
+	sealed string
+}
+
+// webhookFields are what the audit log compares of a webhook. Secret and
+// Headers are compared as stored and logged redacted (see secretFields).
+type webhookFields struct {
+	URL            string            `json:"url"`
+	Events         []string          `json:"events"`
+	Secret         string            `json:"secret"`
+	Headers        map[string]string `json:"headers"`
+	MaxRetries     int               `json:"maxRetries"`
+	TimeoutSeconds int               `json:"timeoutSeconds"`
+	Description    string            `json:"description"`
+	Status         string            `json:"status"`
+}
+
+func webhookSnapshot(w *Webhook) *webhookFields {
+	return &webhookFields{w.URL, w.Events, w.sealed, w.Headers, w.MaxRetries, w.TimeoutSeconds, w.Description, w.Status}
+}
+
+// findWebhookTx reads a webhook of the app in tx.
+func (tx *Tx) findWebhook(appID, id int64) (*Webhook, error) {
+	w, err := scanWebhook(tx.QueryRowContext(tx.ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ? AND app_id = ?`, id, appID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("webhook")
+	}
+	return w, err
 }
 
 // WebhookInput is a create or a partial update; nil fields are left alone
@@ -301,7 +331,7 @@ func scanWebhook(row scanner) (*Webhook, error) {
 	if w.Headers == nil {
 		w.Headers = map[string]string{}
 	}
-	w.HasSecret = secret != ""
+	w.HasSecret, w.sealed = secret != "", secret
 	w.CreatedAt, w.UpdatedAt = NewTime(fromMS(created)), NewTime(fromMS(updated))
 	return w, nil
 }
@@ -347,7 +377,12 @@ func (db *DB) CreateWebhook(ctx context.Context, appID int64, in WebhookInput) (
 			return err
 		}
 		id = newID
-		return err
+		w, err := tx.findWebhook(appID, id)
+		if err != nil {
+			return err
+		}
+		return tx.audit(auditRecord{app: appID, action: "webhook.created", objType: ObjectWebhook, objID: id, objName: w.URL,
+			after: webhookSnapshot(w)})
 	})
 	if err != nil {
 		return nil, err
@@ -379,13 +414,9 @@ func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInpu
 		return nil, err
 	}
 	err = db.withTx(ctx, func(tx *Tx) error {
-		var n int
-		err := tx.QueryRow(`SELECT COUNT(*) FROM webhooks WHERE id = ? AND app_id = ?`, id, appID).Scan(&n)
+		cur, err := tx.findWebhook(appID, id)
 		if err != nil {
 			return err
-		}
-		if n == 0 {
-			return notFound("webhook")
 		}
 		set, args := []string{`updated_at = ?`}, []any{ms(tx.now)}
 		add := func(col string, v any) {
@@ -440,7 +471,9 @@ func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInpu
 		switch {
 		case in.Status == nil:
 		case *in.Status == WebhookFailed:
-			return tx.parkDeliveries(id)
+			if err := tx.parkDeliveries(id); err != nil {
+				return err
+			}
 		default:
 			// Deliveries that waited while it was FAILED are due now.
 			res, err := tx.Exec(`UPDATE webhook_deliveries SET next_attempt_at = ?
@@ -451,7 +484,23 @@ func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInpu
 			n, _ := res.RowsAffected()
 			tx.enqueued = n > 0
 		}
-		return nil
+		w, err := tx.findWebhook(appID, id)
+		if err != nil {
+			return err
+		}
+		before, after := webhookSnapshot(cur), webhookSnapshot(w)
+		action := "webhook.updated"
+		if moved := *before; before.Status != after.Status {
+			moved.Status = after.Status
+			if same, err := sameFields(&moved, after); err != nil {
+				return err
+			} else if same && after.Status == WebhookActive {
+				action = "webhook.enabled"
+			} else if same {
+				action = "webhook.disabled"
+			}
+		}
+		return tx.audit(auditRecord{app: appID, action: action, objType: ObjectWebhook, objID: id, objName: w.URL, before: before, after: after})
 	})
 	if err != nil {
 		return nil, err
@@ -461,14 +510,15 @@ func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInpu
 
 func (db *DB) DeleteWebhook(ctx context.Context, appID, id int64) error {
 	return db.withTx(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(`DELETE FROM webhooks WHERE id = ? AND app_id = ?`, id, appID)
+		cur, err := tx.findWebhook(appID, id)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return notFound("webhook")
+		if _, err := tx.Exec(`DELETE FROM webhooks WHERE id = ? AND app_id = ?`, id, appID); err != nil {
+			return err
 		}
-		return nil
+		return tx.audit(auditRecord{app: appID, action: "webhook.deleted", objType: ObjectWebhook, objID: id, objName: cur.URL,
+			before: webhookSnapshot(cur)})
 	})
 }
 
