@@ -270,5 +270,5 @@ func TestSettingsAndHistory(t *testing.T) {
 	wantStatus(t, editor.post(page, url.Values{"action": {"save"}, "name": {"Renamed block"},
 		"items[0].type": {"heading"}, "items[0].content": {"Hi"}}), http.StatusSeeOther)
 	hist := w.signedInAs(t, w.viewer).get(page)
-	wantContains(t, hist, `id="history"`, "content.updated", w.editor.Email, "<del>x</del> → <ins>Renamed block</ins>", "content.created", "command line")
+	wantContains(t, hist, `id="history"`, "content.updated", w.editor.Email, `<del class="clip" title="x">x</del> → <ins class="clip" title="Renamed block">Renamed block</ins>`, "content.created", "command line")
 }
