@@ -1,20 +1,21 @@
 package store
 
-// pgMaxParams bounds a statement's parameters below PostgreSQL's 65,535.
-const pgMaxParams = 4096
+// pgMaxRows bounds the rows of one multi-row statement: a group commit of
+// the 64 connections a load balancer commonly keeps fits one statement.
+const pgMaxRows = 64
 
 // postgresDialect is the PostgreSQL text of the statements in dialect.
 var postgresDialect = dialect{
-	// PostgreSQL binds parameters by position, so a statement takes a
-	// whole group commit's rows: each statement is a round trip.
-	usersInsert: newMultiRowUpTo(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES `, `(?, ?, '{}', ?, ?)`,
-		usersUpsert, maxBatch, pgMaxParams),
-	assignInsert:    newMultiRowUpTo(assignPrefix, `(?, ?, ?, ?)`, assignSuffix, maxBatch, pgMaxParams),
-	assignReturning: newMultiRowUpTo(assignPrefix, `(?, ?, ?, ?)`, assignSuffix+` RETURNING campaign_id, user_key`, maxBatch, pgMaxParams),
+	// PostgreSQL binds parameters by position, so a statement takes up to
+	// pgMaxRows rows whatever their width: each statement is a round trip.
+	usersInsert: newMultiRowExact(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES `, `(?, ?, '{}', ?, ?)`,
+		usersUpsert, pgMaxRows),
+	assignInsert:    newMultiRowExact(assignPrefix, `(?, ?, ?, ?)`, assignSuffix, pgMaxRows),
+	assignReturning: newMultiRowExact(assignPrefix, `(?, ?, ?, ?)`, assignSuffix+` RETURNING campaign_id, user_key`, pgMaxRows),
 	// RETURNING gives the ids in VALUES order: PostgreSQL numbers the rows
 	// from the sequence as it inserts them, in that order.
-	eventsInsert: newMultiRowUpTo(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
-		`(?, ?, ?, ?, ?, ?, ?)`, ` RETURNING id`, maxBatch, pgMaxParams),
+	eventsInsert: newMultiRowExact(`INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
+		`(?, ?, ?, ?, ?, ?, ?)`, ` RETURNING id`, pgMaxRows),
 	greatest: `GREATEST`,
 	jsonEach: `jsonb_array_elements(CAST(? AS JSONB)) WITH ORDINALITY AS j(value, key)`,
 	// PostgreSQL's planner needs no steering off the due index: it

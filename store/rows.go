@@ -29,6 +29,9 @@ import (
 type multiRow struct {
 	max   int
 	texts map[int]string
+	// exact: a text for every length up to max, so that rows take one
+	// statement where they fit in one (PostgreSQL, see newMultiRowExact).
+	exact bool
 }
 
 const (
@@ -37,13 +40,7 @@ const (
 )
 
 func newMultiRow(prefix, row, suffix string) multiRow {
-	return newMultiRowUpTo(prefix, row, suffix, maxRowsPerStmt, maxParams)
-}
-
-// newMultiRowUpTo is newMultiRow with other bounds on the rows and the
-// parameters of one statement.
-func newMultiRowUpTo(prefix, row, suffix string, maxRows, maxParams int) multiRow {
-	m := multiRow{max: maxRows, texts: map[int]string{}}
+	m := multiRow{max: maxRowsPerStmt, texts: map[int]string{}}
 	for m.max > 1 && m.max*strings.Count(row, "?") > maxParams {
 		m.max /= 2
 	}
@@ -53,10 +50,27 @@ func newMultiRowUpTo(prefix, row, suffix string, maxRows, maxParams int) multiRo
 	return m
 }
 
-// chunks calls fn with consecutive runs of rows [i, i+n), n a power of two.
+// newMultiRowExact is a multiRow with a text for every length up to
+// maxRows. On PostgreSQL each statement is a round trip to the server,
+// which power-of-two lengths made up to seven for a group commit; pgx keeps
+// each connection's statements prepared, and these few hundred fit its
+// cache.
+func newMultiRowExact(prefix, row, suffix string, maxRows int) multiRow {
+	m := multiRow{max: maxRows, texts: map[int]string{}, exact: true}
+	for n := 1; n <= m.max; n++ {
+		m.texts[n] = prefix + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + suffix
+	}
+	return m
+}
+
+// chunks calls fn with consecutive runs of rows [i, i+n), n a power of two
+// (or, exact, any length up to max).
 func (m multiRow) chunks(rows int, fn func(i, n int, q string) error) error {
 	for i := 0; i < rows; {
 		n := m.max
+		if m.exact {
+			n = min(n, rows-i)
+		}
 		for n > rows-i {
 			n /= 2
 		}
