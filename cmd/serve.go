@@ -178,9 +178,16 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	g, gctx := errgroup.WithContext(workCtx)
-	for _, w := range workers(c, db, log, mx) {
+	leader, everywhere := workers(c, db, log, mx)
+	for _, w := range everywhere {
 		g.Go(func() error { return w(gctx) })
 	}
+	// The scheduled jobs stop, and the leadership is given back, as soon as
+	// shutdown begins rather than after the drain: they serve no request,
+	// and another process can take over meanwhile.
+	leadCtx, stopLeading := context.WithCancel(gctx)
+	defer stopLeading()
+	g.Go(func() error { return leader.Run(leadCtx) })
 
 	if c.PprofAddr != "" {
 		// A separate listener, so profiles are never reachable through the
@@ -220,6 +227,7 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 		err = context.Cause(gctx)
 	}
 	log.Info("shutting down")
+	stopLeading()
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ShutdownTimeout)
 	defer cancel()
 	if e := hs.Shutdown(sctx); e != nil {

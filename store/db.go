@@ -75,6 +75,10 @@ type DB struct {
 	lockWait  time.Duration
 	lockWaits atomic.Int64
 
+	// leading is whether this process leads the scheduled work (see
+	// leader.go).
+	leading atomic.Bool
+
 	// pg is the PostgreSQL store's own state; nil on SQLite.
 	pg *pgStore
 	// dia holds the statements whose text differs between the stores.
@@ -243,6 +247,9 @@ func (db *DB) Close() error {
 	}
 	if db.pg != nil && db.pg.listen != nil {
 		db.pg.listen.close()
+	}
+	if db.pg != nil {
+		db.closeLeader()
 	}
 	if db.batch != nil {
 		db.batch.close()

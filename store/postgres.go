@@ -45,6 +45,7 @@ type pgStore struct {
 	where  string
 	log    *slog.Logger
 	listen *listener
+	leader pgLeader
 }
 
 func openPostgres(ctx context.Context, target string, up bool, opts Options) (*DB, error) {
@@ -124,7 +125,14 @@ func (db *DB) beginPG(ctx context.Context) (*Tx, error) {
 		sc.Close()
 		return nil, err
 	}
-	return db.newTx(ctx, sc, tx), nil
+	t := db.newTx(ctx, sc, tx)
+	if l := leaseOf(ctx); l != nil {
+		if err := t.checkLease(l); err != nil {
+			t.end()
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // execRowsPG runs a multi-row statement through database/sql: pgx binds
