@@ -237,7 +237,7 @@ func testPostgresSchema(t *testing.T) {
 	if got := strings.TrimPrefix(string(text), pgSchemaHeader+"\n"); got != migrated {
 		t.Errorf("%s differs from what the migrations build (rewrite it with make test-postgres-schema):\n%s", pgSchemaFile, firstDiff(got, migrated))
 	}
-	plain := pgtest.NewDatabase(t)
+	plain := pgtest.EmptyDB(t, "")
 	conn, err := sql.Open("pgx", plain)
 	if err != nil {
 		t.Fatal(err)
