@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"service/internal/testwait"
 )
 
 // awaitLeader runs AwaitLeadership in the background and delivers what it
@@ -123,9 +125,15 @@ func TestLeadershipLostSession(t *testing.T) {
 
 	// The server ends the leader's session; the leader has not looked yet.
 	var ended bool
-	if err := b.read.QueryRowContext(ctx, `SELECT pg_terminate_backend(CAST(? AS INTEGER))`, int64(leaseOf(la.Context()).pid)).Scan(&ended); err != nil || !ended {
+	pid := int64(leaseOf(la.Context()).pid)
+	if err := b.read.QueryRowContext(ctx, `SELECT pg_terminate_backend(CAST(? AS INTEGER))`, pid).Scan(&ended); err != nil || !ended {
 		t.Fatalf("pg_terminate_backend=%v, %v", ended, err)
 	}
+	// The backend ends a moment after it was told to; from then on another
+	// process could take the lock.
+	testwait.Until(t, 30*time.Second, "the leader's backend to end", func() bool {
+		return countRows(t, b, `SELECT COUNT(*) FROM pg_stat_activity WHERE pid = CAST(? AS INTEGER)`, pid) == 0
+	})
 	e.clock.Add(2 * time.Hour)
 	res, err := e.db.RunSchedule(la.Context())
 	if err == nil || len(res.Completed) != 0 {
