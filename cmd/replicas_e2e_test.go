@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -231,4 +233,203 @@ func TestReplicasE2ELeader(t *testing.T) {
 	if n := len(hooks.of("campaign.completed", first)); n != 1 {
 		t.Fatalf("%d campaign.completed for the first campaign after the restart, want 1", n)
 	}
+}
+
+// rrClient sends each request on a new connection to the next replica, as
+// a load balancer without affinity does.
+type rrClient struct {
+	rs   []*e2eServer
+	next int
+	http *http.Client
+}
+
+func newRRClient(rs []*e2eServer) *rrClient {
+	return &rrClient{rs: rs, http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
+}
+
+// rrAnswer is one answer and the replica that gave it.
+type rrAnswer struct {
+	replica int
+	status  int
+	header  http.Header
+	body    map[string]any
+}
+
+// to sends a request to replica i on a new connection.
+func (c *rrClient) to(t *testing.T, i int, method, path, key string, body any, header ...string) rrAnswer {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = strings.NewReader(string(b))
+	}
+	req, err := http.NewRequest(method, c.rs[i].base+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	for j := 0; j+1 < len(header); j += 2 {
+		req.Header.Set(header[j], header[j+1])
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return rrAnswer{i, resp.StatusCode, resp.Header, m}
+}
+
+// do sends a request to the next replica.
+func (c *rrClient) do(t *testing.T, method, path, key string, body any, header ...string) rrAnswer {
+	t.Helper()
+	i := c.next
+	c.next = (c.next + 1) % len(c.rs)
+	return c.to(t, i, method, path, key, body, header...)
+}
+
+// TestReplicasE2EReadYourWrites: three replicas on one database. After an
+// admin change made through one replica, or by a CLI command, each other
+// replica's next answers reflect it, each request on a new connection to
+// the next replica: campaign status, content, a revoked key, allowed
+// origins, the rate limit and webhooks. The promise is 100 ms; the test
+// allows a loaded machine ten times that, and logs what it saw.
+func TestReplicasE2EReadYourWrites(t *testing.T) {
+	e := newReplicaEnv(t)
+	e.start(3)
+	c := newRRClient(e.rs)
+	// A second client key, to revoke.
+	spare := e2eCLI(t, "keys", "create", "--db", e.db, "--app", e.app, "--role", "client")
+	spareKey, _ := spare["key"].(string)
+	spareID := strconv.FormatInt(e2eNum(spare, "id"), 10)
+
+	end := time.Now().Add(24 * time.Hour)
+	id := e.campaign(e.rs[0], "Shared", end, nil)
+	variant := fmt.Sprintf("/apps-external/%s/campaigns/%d/variant", e.app, id)
+	// Every replica caches the campaign, and a returning user, first.
+	returning := map[string]any{"userId": "returning"}
+	var block int64 // the returning user's block
+	for i := range e.rs {
+		a := c.to(t, i, "POST", variant, e.client, returning)
+		if a.status != http.StatusOK || a.body["variantId"] == nil {
+			t.Fatalf("replica %d before any change: %d %v", i, a.status, a.body)
+		}
+		block = e2eNum(a.body, "contentViewId")
+	}
+
+	var delays []time.Duration
+	firstTry, checks := 0, 0
+	// seen waits until every replica but the one at skip answers as want
+	// says, asking each in turn on a new connection, and records how long
+	// after the change each did.
+	seen := func(what string, skip int, ask func(i int) rrAnswer, want func(rrAnswer) bool) {
+		t.Helper()
+		changed := time.Now()
+		for i := range e.rs {
+			if i == skip {
+				continue
+			}
+			checks++
+			tries := 0
+			for {
+				tries++
+				a := ask(i)
+				if want(a) {
+					d := time.Since(changed)
+					delays = append(delays, d)
+					if tries == 1 {
+						firstTry++
+					}
+					if d > time.Second {
+						t.Fatalf("%s: replica %d answered the change %v after it, want within 1s", what, i, d)
+					}
+					break
+				}
+				if time.Since(changed) > 10*time.Second {
+					t.Fatalf("%s: replica %d still answers %d %v", what, i, a.status, a.body)
+				}
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+	}
+	user := 0
+	newUser := func() map[string]any {
+		user++
+		return map[string]any{"userId": fmt.Sprint("new-", user)}
+	}
+
+	for round := range 3 {
+		at := round % len(e.rs)
+		// Paused on one replica: the others stop assigning, new users and
+		// the returning one alike.
+		if a := c.to(t, at, "PATCH", fmt.Sprintf("/campaigns/%d/status", id), e.admin, map[string]any{"status": "paused"}); a.status != http.StatusOK {
+			t.Fatalf("pause: %d %v", a.status, a.body)
+		}
+		seen("pause", at, func(i int) rrAnswer { return c.to(t, i, "POST", variant, e.client, newUser()) },
+			func(a rrAnswer) bool { return a.status == http.StatusOK && a.body["variantId"] == nil })
+		seen("pause (returning user)", at, func(i int) rrAnswer { return c.to(t, i, "POST", variant, e.client, returning) },
+			func(a rrAnswer) bool { return a.status == http.StatusOK && a.body["variantId"] == nil })
+		if a := c.to(t, at, "PATCH", fmt.Sprintf("/campaigns/%d/status", id), e.admin, map[string]any{"status": "active"}); a.status != http.StatusOK {
+			t.Fatalf("resume: %d %v", a.status, a.body)
+		}
+		seen("resume", at, func(i int) rrAnswer { return c.to(t, i, "POST", variant, e.client, newUser()) },
+			func(a rrAnswer) bool { return a.status == http.StatusOK && a.body["variantId"] != nil })
+
+		// Content edited on one replica: the others show the new items,
+		// to the returning user whose answer they keep in memory too.
+		text := fmt.Sprint("edited ", round)
+		if a := c.to(t, at, "PATCH", fmt.Sprintf("/content/%d", block), e.admin, map[string]any{
+			"items": []any{map[string]any{"type": "text", "content": text}}}); a.status != http.StatusOK {
+			t.Fatalf("edit content: %d %v", a.status, a.body)
+		}
+		showsText := func(a rrAnswer) bool {
+			if a.status != http.StatusOK || e2eNum(a.body, "contentViewId") != block {
+				t.Fatalf("the returning user's answer changed: %d %v", a.status, a.body)
+			}
+			cv, _ := a.body["contentView"].(map[string]any)
+			items, _ := cv["items"].([]any)
+			return len(items) == 1 && items[0].(map[string]any)["content"] == text
+		}
+		seen("content edit", at, func(i int) rrAnswer { return c.to(t, i, "POST", variant, e.client, returning) }, showsText)
+	}
+
+	// CLI commands are processes of their own, beside every replica.
+	e2eCLI(t, "apps", "update", "--db", e.db, "--id", e.app, "--rate-limit", "777")
+	seen("apps update --rate-limit", -1, func(i int) rrAnswer { return c.to(t, i, "POST", variant, e.client, newUser()) },
+		func(a rrAnswer) bool { return a.header.Get("X-RateLimit-Limit") == "77700" }) // SDK traffic gets 100 times the limit
+	e2eCLI(t, "apps", "update", "--db", e.db, "--id", e.app, "--allowed-origins", "https://shop.example")
+	seen("apps update --allowed-origins", -1, func(i int) rrAnswer {
+		return c.to(t, i, "POST", variant, e.client, newUser(), "Origin", "https://other.example")
+	}, func(a rrAnswer) bool { return a.header.Get("Access-Control-Allow-Origin") == "" })
+	if a := c.do(t, "POST", variant, spareKey, newUser()); a.status != http.StatusOK {
+		t.Fatalf("the spare key before its revocation: %d", a.status)
+	}
+	e2eCLI(t, "keys", "revoke", "--db", e.db, "--id", spareID)
+	seen("keys revoke", -1, func(i int) rrAnswer { return c.to(t, i, "POST", variant, spareKey, newUser()) },
+		func(a rrAnswer) bool { return a.status == http.StatusUnauthorized })
+
+	// A webhook moved to another receiver on one replica: an event on the
+	// next goes to the new receiver.
+	oldHooks, newHooks := newHookReceiver(t), newHookReceiver(t)
+	hook := e2eNum(c.to(t, 0, "POST", "/apps/"+e.app+"/webhooks", e.admin, map[string]any{
+		"url": oldHooks.url, "events": []string{"campaign.paused"}}).body, "id")
+	if a := c.to(t, 1, "PATCH", fmt.Sprintf("/webhooks/%d", hook), e.admin, map[string]any{"url": newHooks.url}); a.status != http.StatusOK {
+		t.Fatalf("move the webhook: %d %v", a.status, a.body)
+	}
+	if a := c.to(t, 2, "PATCH", fmt.Sprintf("/campaigns/%d/status", id), e.admin, map[string]any{"status": "paused"}); a.status != http.StatusOK {
+		t.Fatalf("pause: %d %v", a.status, a.body)
+	}
+	e2eWait(t, 30*time.Second, "the webhook's new receiver", func() bool { return len(newHooks.of("campaign.paused", id)) == 1 })
+	if n := len(oldHooks.of("campaign.paused", id)); n != 0 {
+		t.Fatalf("the old receiver got %d deliveries", n)
+	}
+
+	slices.Sort(delays)
+	t.Logf("%d checks, %d answered the change on the first request; delay median %v, max %v",
+		checks, firstTry, delays[len(delays)/2].Round(time.Microsecond), delays[len(delays)-1].Round(time.Microsecond))
 }

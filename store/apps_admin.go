@@ -92,9 +92,6 @@ func (db *DB) UpdateApp(ctx context.Context, id int64, upd AppUpdate) (*App, err
 		tx.changed = true
 		return err
 	})
-	if upd.AllowedOrigins != nil {
-		db.origins.Delete(id)
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -121,3 +121,24 @@ func isSQLiteOnly(tb testing.TB) bool {
 		name = name[:i]
 	}
 }
+
+// migrateDownTo steps the schema down to version v, however many
+// migrations later versions added.
+func migrateDownTo(tb testing.TB, db *DB, v uint) {
+	tb.Helper()
+	cur, _, err := db.Version()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	above, err := db.MigrationsUpTo(cur)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	upTo, err := db.MigrationsUpTo(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := db.Migrate(context.Background(), -(above - upTo)); err != nil {
+		tb.Fatal(err)
+	}
+}

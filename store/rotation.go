@@ -132,6 +132,7 @@ func (db *DB) RotateWebhookSecret(ctx context.Context, appID, id int64, in Rotat
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound("webhook")
 		}
+		tx.changed = true
 		return nil
 	})
 	if err != nil {

@@ -427,9 +427,7 @@ func TestEventIndexMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Down past 0009 (runs) and 0008 (event_users).
-	if err := db.Migrate(ctx, -2); err != nil {
-		t.Fatal(err)
-	}
+	migrateDownTo(t, db, 7)
 	if tableExists(t, db, "event_users") {
 		t.Fatal("down left event_users")
 	}

@@ -347,6 +347,9 @@ func (db *DB) CreateWebhook(ctx context.Context, appID int64, in WebhookInput) (
 			return err
 		}
 		id = newID
+		// Webhooks are read from the database at each claim, not cached;
+		// the change still counts, so that every process hears of it.
+		tx.changed = true
 		return err
 	})
 	if err != nil {
@@ -451,6 +454,7 @@ func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInpu
 			n, _ := res.RowsAffected()
 			tx.enqueued = n > 0
 		}
+		tx.changed = true
 		return nil
 	})
 	if err != nil {
@@ -468,6 +472,7 @@ func (db *DB) DeleteWebhook(ctx context.Context, appID, id int64) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound("webhook")
 		}
+		tx.changed = true
 		return nil
 	})
 }
