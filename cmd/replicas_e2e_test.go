@@ -433,3 +433,102 @@ func TestReplicasE2EReadYourWrites(t *testing.T) {
 	t.Logf("%d checks, %d answered the change on the first request; delay median %v, max %v",
 		checks, firstTry, delays[len(delays)/2].Round(time.Microsecond), delays[len(delays)-1].Round(time.Microsecond))
 }
+
+// allAtOnce sends one request per replica at the same moment, each on a
+// new connection, and returns the answers in replica order.
+func (c *rrClient) allAtOnce(t *testing.T, method, path, key string, body any) []rrAnswer {
+	t.Helper()
+	out := make([]rrAnswer, len(c.rs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range c.rs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			out[i] = c.to(t, i, method, path, key, body)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
+// TestReplicasE2EFirstRequestsAndEvents: three replicas on one database.
+// The same new user asked for on every replica at once gets one variant,
+// the same in every answer, and one impression, for weighted and
+// round-robin campaigns, round robin splitting its users exactly; the
+// same logId sent to every replica at once is stored once, and every
+// answer describes that event. No answer is an error.
+func TestReplicasE2EFirstRequestsAndEvents(t *testing.T) {
+	e := newReplicaEnv(t)
+	e.start(3)
+	c := newRRClient(e.rs)
+	end := time.Now().Add(24 * time.Hour)
+	const users = 40
+	for _, assignment := range []string{"weighted", "round_robin"} {
+		id := e.campaign(e.rs[0], assignment, end, map[string]any{"assignmentType": assignment, "goalEventId": "buy"})
+		variant := fmt.Sprintf("/apps-external/%s/campaigns/%d/variant", e.app, id)
+		perVariant := map[int64]int{}
+		for u := range users {
+			as := c.allAtOnce(t, "POST", variant, e.client, map[string]any{"userId": fmt.Sprintf("%s-%d", assignment, u)})
+			recorded := 0
+			for _, a := range as {
+				if a.status != http.StatusOK || a.body["variantId"] == nil {
+					t.Fatalf("%s user %d on replica %d: %d %v", assignment, u, a.replica, a.status, a.body)
+				}
+				if e2eNum(a.body, "variantId") != e2eNum(as[0].body, "variantId") {
+					t.Fatalf("%s user %d: replicas answered variants %v and %v", assignment, u, as[0].body["variantId"], a.body["variantId"])
+				}
+				if a.body["impressionRecorded"] == true {
+					recorded++
+				}
+			}
+			if recorded != 1 {
+				t.Fatalf("%s user %d: %d answers recorded an impression, want 1", assignment, u, recorded)
+			}
+			perVariant[e2eNum(as[0].body, "variantId")]++
+		}
+		an := c.do(t, "GET", fmt.Sprintf("/campaigns/%d/analytics", id), e.admin, nil)
+		if got := e2eNum(an.body, "totalImpressions"); got != users {
+			t.Fatalf("%s: totalImpressions=%d, want %d", assignment, got, users)
+		}
+		if assignment == "round_robin" {
+			for v, n := range perVariant {
+				if n != users/2 {
+					t.Fatalf("round robin: variant %d got %d of %d users: %v", v, n, users, perVariant)
+				}
+			}
+		}
+
+		// The same logId on every replica at once: one event, one
+		// conversion, every answer naming it.
+		for u := range users {
+			as := c.allAtOnce(t, "POST", "/apps/"+e.app+"/events", e.client, map[string]any{
+				"eventId": "buy", "userId": fmt.Sprintf("%s-%d", assignment, u), "logId": fmt.Sprintf("%s-log-%d", assignment, u)})
+			dups := 0
+			for _, a := range as {
+				if a.status != http.StatusCreated && a.status != http.StatusOK {
+					t.Fatalf("logId %d on replica %d: %d %v", u, a.replica, a.status, a.body)
+				}
+				if e2eNum(a.body, "id") != e2eNum(as[0].body, "id") || a.body["timestamp"] != as[0].body["timestamp"] || a.body["eventId"] != "buy" {
+					t.Fatalf("logId %d: answers %v and %v describe different events", u, as[0].body, a.body)
+				}
+				if a.body["duplicate"] == true {
+					dups++
+				}
+			}
+			if dups != len(as)-1 {
+				t.Fatalf("logId %d: %d answers marked duplicate, want %d", u, dups, len(as)-1)
+			}
+		}
+		an = c.do(t, "GET", fmt.Sprintf("/campaigns/%d/analytics", id), e.admin, nil)
+		if got := e2eNum(an.body, "totalConversions"); got != users {
+			t.Fatalf("%s: totalConversions=%d, want %d", assignment, got, users)
+		}
+	}
+	list := c.do(t, "GET", "/apps/"+e.app+"/events?limit=1000", e.admin, nil)
+	if n := len(list.body["data"].([]any)); n != 2*users {
+		t.Fatalf("%d events stored, want %d", n, 2*users)
+	}
+}

@@ -37,4 +37,13 @@ type dialect struct {
 	unindexed string
 	// jsonIDs selects the integers of a JSON array parameter.
 	jsonIDs string
+	// forUpdate ends a SELECT whose rows the transaction goes on to
+	// update, locking them until it ends: on PostgreSQL, where writers of
+	// other processes run at once; empty on SQLite, whose one writer at a
+	// time holds the whole database.
+	forUpdate string
+	// lockOrder sorts the rows a group commit writes by key (see
+	// sortForLocks): where transactions of several processes take row
+	// locks at once, rows taken in one order cannot deadlock.
+	lockOrder bool
 }

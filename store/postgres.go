@@ -196,7 +196,19 @@ func (db *DB) compactSecrets(ctx context.Context) {
 const (
 	pgUniqueViolation          = "23505"
 	pgCharacterNotInRepertoire = "22021"
+	pgDeadlockDetected         = "40P01"
+	pgSerializationFailure     = "40001"
 )
+
+// lostToConcurrent reports whether err is a write transaction's loss to a
+// concurrent transaction of another process: a row it inserted was
+// inserted and committed by the other first (a logId sent to two replicas
+// at once), or the two waited for each other's row locks. Only
+// PostgreSQL's writers run at once; on SQLite one writer at a time holds
+// the file.
+func (db *DB) lostToConcurrent(err error) bool {
+	return db.pg != nil && (isPGCode(err, pgUniqueViolation) || isPGCode(err, pgDeadlockDetected) || isPGCode(err, pgSerializationFailure))
+}
 
 func isPGCode(err error, code string) bool {
 	var pe *pgconn.PgError

@@ -26,4 +26,6 @@ var postgresDialect = dialect{
 	eventRun:        `NULL`,
 	jsonTexts:       `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
 	jsonIDs:         `SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(? AS JSONB))`,
+	forUpdate:       ` FOR UPDATE`,
+	lockOrder:       true,
 }

@@ -16,10 +16,12 @@ const maxSeriesDays = 400
 
 // flushHours adds the transaction's counter increments to the hour they
 // happened in. Every operation of a group commit shares tx.now, which is
-// also the time stamped on the assignments and conversions counted.
-func (tx *Tx) flushHours() error {
+// also the time stamped on the assignments and conversions counted. ids
+// are the variants counted, ascending (see flushCounts).
+func (tx *Tx) flushHours(ids []int64) error {
 	hour := ms(tx.now) / msPerHour
-	for id, d := range tx.counts {
+	for _, id := range ids {
+		d := tx.counts[id]
 		if _, err := tx.exec(`INSERT INTO campaign_variant_hours (variant_id, hour, impressions, conversions) VALUES (?, ?, ?, ?)
 			ON CONFLICT (variant_id, hour) DO UPDATE SET impressions = campaign_variant_hours.impressions + excluded.impressions,
 				conversions = campaign_variant_hours.conversions + excluded.conversions`,

@@ -1,9 +1,11 @@
 package store
 
 import (
+	"cmp"
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -214,9 +216,17 @@ func (tx *Tx) touchUserLater(appID int64, userID string) {
 	}
 }
 
+// flushUsers writes the queued sightings. On PostgreSQL they go in sorted,
+// so that two processes' group commits lock the same users' rows in one
+// order (see sortAssignments).
 func (tx *Tx) flushUsers() error {
 	if len(tx.userOrder) == 0 {
 		return nil
+	}
+	if tx.db.dia.lockOrder {
+		slices.SortFunc(tx.userOrder, func(a, b userRef) int {
+			return cmp.Or(cmp.Compare(a.appID, b.appID), strings.Compare(a.userID, b.userID))
+		})
 	}
 	now := any(ms(tx.now))
 	var app lastBox[int64]
@@ -331,6 +341,9 @@ func (tx *Tx) flushAssignments() error {
 	if len(tx.assigns) == 0 {
 		return nil
 	}
+	if tx.db.dia.lockOrder {
+		tx.sortAssignments()
+	}
 	if err := tx.insertAllAssignments(); err != nil {
 		return err
 	}
@@ -351,6 +364,21 @@ func (tx *Tx) flushAssignments() error {
 		clear(byKey)
 	}
 	return nil
+}
+
+// sortAssignments puts the queued assignments in (campaign, user key)
+// order. Rows of a multi-row insert are locked in the order they go in; two
+// processes' group commits that insert the same users' first assignments
+// (the same new user on two replicas at once) then wait for each other in
+// one order instead of deadlocking, and the later one finds the row
+// stored.
+func (tx *Tx) sortAssignments() {
+	slices.SortFunc(tx.assigns, func(a, b pendingAssign) int {
+		return cmp.Or(cmp.Compare(a.ref.campaign, b.ref.campaign), strings.Compare(a.ref.key, b.ref.key))
+	})
+	for i, a := range tx.assigns {
+		tx.assignIdx[a.ref.campaign][a.ref.key] = i
+	}
 }
 
 // insertAllAssignments writes the queued assignments and marks those that

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"sync"
 )
 
@@ -171,15 +172,27 @@ func (tx *Tx) delta(variantID int64) *counterDelta {
 	return d
 }
 
+// Variants go in ascending id, as in every transaction: two processes'
+// group commits that count the same variants then lock their rows in one
+// order, and never each wait for the other.
 func (tx *Tx) flushCounts() error {
-	for id, d := range tx.counts {
+	if len(tx.counts) == 0 {
+		return nil
+	}
+	ids := make([]int64, 0, len(tx.counts))
+	for id := range tx.counts {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		d := tx.counts[id]
 		if _, err := tx.exec(`UPDATE campaign_variants SET impressions = impressions + ?, conversions = conversions + ? WHERE id = ?`,
 			d.impressions, d.conversions, id); err != nil {
 			return err
 		}
 	}
 	// The same increments per hour, for the results page's daily charts.
-	if err := tx.flushHours(); err != nil {
+	if err := tx.flushHours(ids); err != nil {
 		return err
 	}
 	clear(tx.counts)
