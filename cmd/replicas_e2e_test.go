@@ -2,6 +2,7 @@ package cmd_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -530,5 +532,277 @@ func TestReplicasE2EFirstRequestsAndEvents(t *testing.T) {
 	list := c.do(t, "GET", "/apps/"+e.app+"/events?limit=1000", e.admin, nil)
 	if n := len(list.body["data"].([]any)); n != 2*users {
 		t.Fatalf("%d events stored, want %d", n, 2*users)
+	}
+}
+
+// healthLB stands for a load balancer that follows /healthz: it asks every
+// replica's /healthz every 50 ms, and sends each request on a new
+// connection to the next replica whose last answer was 200. A request
+// whose connection is refused goes to the next replica, since it never
+// reached one; any other failure is the client's.
+type healthLB struct {
+	mu      sync.Mutex
+	roots   []string
+	healthy []bool
+	next    int
+	http    *http.Client
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+func newHealthLB(t *testing.T, rs []*e2eServer) *healthLB {
+	lb := &healthLB{http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
+		stop: make(chan struct{}), done: make(chan struct{})}
+	for _, s := range rs {
+		lb.roots = append(lb.roots, s.root())
+		lb.healthy = append(lb.healthy, false)
+	}
+	go lb.poll()
+	t.Cleanup(lb.close)
+	return lb
+}
+
+func (lb *healthLB) close() {
+	select {
+	case <-lb.stop:
+	default:
+		close(lb.stop)
+		<-lb.done
+	}
+}
+
+func (lb *healthLB) poll() {
+	defer close(lb.done)
+	for {
+		lb.mu.Lock()
+		roots := append([]string(nil), lb.roots...)
+		lb.mu.Unlock()
+		for i, root := range roots {
+			ok := false
+			if resp, err := lb.http.Get(root + "/healthz"); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				ok = resp.StatusCode == http.StatusOK
+			}
+			lb.mu.Lock()
+			if lb.roots[i] == root {
+				lb.healthy[i] = ok
+			}
+			lb.mu.Unlock()
+		}
+		select {
+		case <-lb.stop:
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// replace puts a new replica in slot i; it gets requests once its
+// /healthz answers 200.
+func (lb *healthLB) replace(i int, s *e2eServer) {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	lb.roots[i], lb.healthy[i] = s.root(), false
+}
+
+func (lb *healthLB) isHealthy(i int) bool {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	return lb.healthy[i]
+}
+
+// pick returns the next healthy replica's root, or "".
+func (lb *healthLB) pick() string {
+	lb.mu.Lock()
+	defer lb.mu.Unlock()
+	for range lb.roots {
+		i := lb.next
+		lb.next = (lb.next + 1) % len(lb.roots)
+		if lb.healthy[i] {
+			return lb.roots[i]
+		}
+	}
+	return ""
+}
+
+// do sends a request under /v1 and returns the status and decoded body.
+func (lb *healthLB) do(method, path, key string, body any) (int, map[string]any, error) {
+	b, _ := json.Marshal(body)
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		root := lb.pick()
+		if root == "" {
+			time.Sleep(5 * time.Millisecond)
+			continue
+		}
+		req, err := http.NewRequest(method, root+"/v1"+path, strings.NewReader(string(b)))
+		if err != nil {
+			return 0, nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := lb.http.Do(req)
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			continue
+		}
+		if err != nil {
+			return 0, nil, err
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		return resp.StatusCode, m, nil
+	}
+	return 0, nil, fmt.Errorf("no replica took %s %s for 30s", method, path)
+}
+
+// TestReplicasE2ERollingRestart: three replicas under load, restarted one
+// after the other with SIGTERM behind a load balancer that follows
+// /healthz. A draining replica answers /healthz 503 and /livez 200, exits
+// cleanly within its drain timeout and gives the leadership back; the
+// client, which retries only refused connections, sees no failed request,
+// and every event and first assignment it was answered is stored.
+func TestReplicasE2ERollingRestart(t *testing.T) {
+	e := newReplicaEnv(t)
+	flags := []string{"--drain-delay", "2s", "--shutdown-timeout", "10s"}
+	e.start(3, flags...)
+	id := e.campaign(e.rs[0], "Rolling", time.Now().Add(24*time.Hour), nil)
+	variant := fmt.Sprintf("/apps-external/%s/campaigns/%d/variant", e.app, id)
+	lb := newHealthLB(t, e.rs)
+	e2eWait(t, 30*time.Second, "every replica healthy", func() bool {
+		return lb.isHealthy(0) && lb.isHealthy(1) && lb.isHealthy(2)
+	})
+
+	type assigned struct {
+		user    string
+		variant int64
+	}
+	var (
+		mu       sync.Mutex
+		failures []string
+		logged   []string
+		users    []assigned
+		done     = make(chan struct{})
+		wg       sync.WaitGroup
+	)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := 0; ; n++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				user, logID := fmt.Sprintf("w%d-u%d", w, n), fmt.Sprintf("w%d-l%d", w, n)
+				code, m, err := lb.do("POST", variant, e.client, map[string]any{"userId": user})
+				if err != nil || code != http.StatusOK || m["variantId"] == nil {
+					mu.Lock()
+					failures = append(failures, fmt.Sprintf("variant %s: %d %v %v", user, code, m, err))
+					mu.Unlock()
+					continue
+				}
+				v := e2eNum(m, "variantId")
+				code, m, err = lb.do("POST", "/apps/"+e.app+"/events", e.client, map[string]any{"eventId": "view", "userId": user, "logId": logID})
+				mu.Lock()
+				users = append(users, assigned{user, v})
+				if err != nil || code != http.StatusCreated {
+					failures = append(failures, fmt.Sprintf("event %s: %d %v %v", logID, code, m, err))
+				} else {
+					logged = append(logged, logID)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	progress := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(logged)
+	}
+	e2eWait(t, 30*time.Second, "load to flow", func() bool { return progress() >= 50 })
+
+	for i := range e.rs {
+		old := e.rs[i]
+		wasLeader, _ := leadingSince(old)
+		exited := make(chan struct{})
+		var code int
+		var took time.Duration
+		var termErr error
+		go func() {
+			defer close(exited)
+			code, took, termErr = old.term(30 * time.Second)
+		}()
+		// While it drains: not ready, still alive.
+		sawDraining := false
+		for !sawDraining {
+			resp, err := e2eHTTP.Get(old.root() + "/healthz")
+			if err != nil {
+				t.Fatalf("replica %d: /healthz refused before it answered 503 while draining: %v", i, err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusServiceUnavailable {
+				live, err := e2eHTTP.Get(old.root() + "/livez")
+				if err != nil {
+					t.Fatalf("replica %d: /livez while draining: %v", i, err)
+				}
+				live.Body.Close()
+				if live.StatusCode != http.StatusOK {
+					t.Fatalf("replica %d: /livez=%d while draining, want 200", i, live.StatusCode)
+				}
+				sawDraining = true
+			}
+		}
+		<-exited
+		if termErr != nil {
+			t.Fatalf("replica %d: %v", i, termErr)
+		}
+		if code != 0 || took > 10*time.Second {
+			t.Fatalf("replica %d: exit %d after %v, want 0 within the 10s drain timeout", i, code, took)
+		}
+		if wasLeader {
+			released := false
+			for _, l := range old.Logs() {
+				released = released || l["msg"] == "released the leadership of the scheduled work"
+			}
+			if !released {
+				t.Fatalf("replica %d led and exited without releasing the leadership", i)
+			}
+		}
+		before := progress()
+		e.rs[i] = e2eServe(t, append([]string{"--db", e.db}, flags...)...)
+		lb.replace(i, e.rs[i])
+		e2eWait(t, 30*time.Second, "the restarted replica healthy", func() bool { return lb.isHealthy(i) })
+		e2eWait(t, 30*time.Second, "load to flow after the restart", func() bool { return progress() >= before+50 })
+	}
+	close(done)
+	wg.Wait()
+	e.leaders()
+	if len(failures) > 0 {
+		t.Fatalf("%d failed requests during the rolling restart, the first: %s", len(failures), failures[0])
+	}
+	t.Logf("%d events and %d first assignments acknowledged during the rolling restart, none failed", len(logged), len(users))
+
+	// Every acknowledged write is stored: the events are duplicates now,
+	// and the users returning get their variant without a new impression.
+	for _, l := range logged {
+		code, m, err := lb.do("POST", "/apps/"+e.app+"/events", e.client, map[string]any{"eventId": "view", "logId": l, "sessionId": "s"})
+		if err != nil || code != http.StatusCreated || m["duplicate"] != true {
+			t.Fatalf("acknowledged event %s: %d %v %v, want a duplicate", l, code, m, err)
+		}
+	}
+	for _, u := range users {
+		code, m, err := lb.do("POST", variant, e.client, map[string]any{"userId": u.user})
+		if err != nil || code != http.StatusOK || e2eNum(m, "variantId") != u.variant || m["impressionRecorded"] != false {
+			t.Fatalf("acknowledged user %s: %d %v %v, want variant %d again", u.user, code, m, err, u.variant)
+		}
+	}
+	an := e.alive()[0].call(t, http.StatusOK, "GET", fmt.Sprintf("/campaigns/%d/analytics", id), e.admin, nil)
+	if got := e2eNum(an, "totalImpressions"); got != int64(len(users)) {
+		t.Fatalf("totalImpressions=%d, want %d", got, len(users))
 	}
 }

@@ -70,7 +70,7 @@ func New(db *store.DB, log *slog.Logger) *Dashboard {
 }
 
 // IsDashboardPath reports whether the dashboard serves path. Everything
-// else (/v1, /api/v1, /healthz and whatever the API adds) stays the API's.
+// else (/v1, /api/v1, /healthz, /livez and whatever the API adds) stays the API's.
 func IsDashboardPath(p string) bool {
 	switch p {
 	case "/", "/setup", "/signin", "/signout", "/apps":
