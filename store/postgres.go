@@ -185,12 +185,43 @@ func (tx *Tx) insertEventRowsPG(q string, args []driver.NamedValue, chunk []pend
 // in the table's file until VACUUM reuses their space, and VACUUM FULL
 // writes a new file without them. Best effort, as SQLite's checkpoint: a
 // busy table only delays it to the next start.
+//
+// VACUUM FULL keeps the old versions that a transaction still running may
+// see, and what counts is the oldest snapshot of any session of the
+// database (another replica's reader, a notification being delivered) and
+// its own: its snapshot's horizon is the oldest transaction running
+// anywhere on the server, other databases included. A transaction that was
+// running when the sealing committed would carry the plaintext into the
+// new file. So it first waits, for at most compactWait, until every
+// transaction begun before this moment has ended and no other session of
+// the database holds a snapshot from before it.
 func (db *DB) compactSecrets(ctx context.Context) {
 	if db.pg == nil {
 		return
 	}
+	var horizon string
+	if err := db.write.QueryRowContext(ctx, `SELECT CAST(pg_snapshot_xmax(pg_current_snapshot()) AS TEXT)`).Scan(&horizon); err == nil {
+		for deadline := time.Now().Add(compactWait); time.Now().Before(deadline); {
+			var settled bool
+			err := db.write.QueryRowContext(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST(? AS TEXT) AS xid8)
+				AND NOT EXISTS (SELECT 1 FROM pg_stat_activity
+					WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
+						AND age(backend_xmin) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid)))`, horizon, horizon).Scan(&settled)
+			if err != nil || settled {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
 	_, _ = db.write.ExecContext(ctx, `VACUUM (FULL) webhooks`)
 }
+
+// compactWait bounds compactSecrets' wait for older snapshots to end.
+const compactWait = 5 * time.Second
 
 // PostgreSQL's error codes the store tells apart.
 const (
