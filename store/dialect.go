@@ -43,7 +43,8 @@ type dialect struct {
 	// time holds the whole database.
 	forUpdate string
 	// lockOrder sorts the rows a group commit writes by key (see
-	// sortForLocks): where transactions of several processes take row
-	// locks at once, rows taken in one order cannot deadlock.
+	// flushUsers and sortAssignments): where transactions of several
+	// processes take row locks at once, rows taken in one order cannot
+	// deadlock.
 	lockOrder bool
 }
