@@ -820,6 +820,8 @@ func TestCLIServeBadFlags(t *testing.T) {
 		{"--scheduler-interval", "0s"},
 		{"--log-level", "loud"},
 		{"--retention", "-1h"},
+		{"--drain-delay", "-1s"},
+		{"--drain-delay", "15s", "--shutdown-timeout", "15s"},
 	} {
 		r := cliRun(t, nil, append([]string{"serve", "--db", db}, args...)...)
 		if r.code == 0 {

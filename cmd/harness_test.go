@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,3 +157,29 @@ func e2eNum(m map[string]any, k string) int64 {
 
 // e2eWait polls cond until it holds or timeout passes.
 var e2eWait = testwait.Until
+
+// term sends SIGTERM, as a supervisor does to stop or restart the
+// server, and waits for the process to exit: it returns the exit code and
+// how long the exit took. It calls nothing of the test's, so it may run
+// on a goroutine of its own.
+func (s *e2eServer) term(within time.Duration) (int, time.Duration, error) {
+	start := time.Now()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return 0, 0, err
+	}
+	select {
+	case <-s.done:
+	case <-time.After(within):
+		return 0, time.Since(start), fmt.Errorf("serve did not exit within %v of SIGTERM", within)
+	}
+	err := s.cmd.Wait()
+	took := time.Since(start)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.ExitCode(), took, nil
+	}
+	return 0, took, err
+}
+
+// root is the server's address without the /v1 prefix.
+func (s *e2eServer) root() string { return strings.TrimSuffix(s.base, "/v1") }

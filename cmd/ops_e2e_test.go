@@ -291,6 +291,7 @@ func TestMetricsAddr(t *testing.T) {
 		`service_webhook_deliveries_total{outcome="success"} 1`,
 		`service_scheduler_runs_total{result="ok"}`,
 		`service_db_size_bytes`,
+		`service_leader 1`,
 		`go_goroutines`,
 	} {
 		e2eWait(t, 10*time.Second, "series "+want, func() bool {

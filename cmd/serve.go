@@ -36,8 +36,12 @@ type Config struct {
 	Retention         time.Duration
 	AuditRetention    time.Duration
 	ShutdownTimeout   time.Duration
-	LogLevel          string
-	PprofAddr         string
+	// DrainDelay is how long a shutdown keeps serving, with /healthz
+	// answering 503, before it stops taking connections: the time a load
+	// balancer needs to notice. It is part of ShutdownTimeout.
+	DrainDelay time.Duration
+	LogLevel   string
+	PprofAddr  string
 
 	// WebhookBlockPrivate also refuses loopback and private addresses as
 	// webhook destinations.
@@ -77,6 +81,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&c.Retention, "retention", 2160*time.Hour, "how long logged events are kept")
 	f.DurationVar(&c.AuditRetention, "audit-retention", 8760*time.Hour, "how long audit log entries are kept (default 365 days)")
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
+	f.DurationVar(&c.DrainDelay, "drain-delay", 0, "on shutdown, how long to go on serving with /healthz answering 503, so a load balancer stops sending requests before the listener closes (part of --shutdown-timeout)")
 	f.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&c.PprofAddr, "pprof-addr", "", "if set, serve Go's /debug/pprof profiles on this separate address (keep it private)")
 	f.BoolVar(&c.WebhookBlockPrivate, "webhook-block-private", false, "refuse webhook deliveries to loopback and private addresses (switch on when apps are not all trusted with the host's network)")
@@ -180,9 +185,16 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	workCtx, stopWork := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWork()
 	g, gctx := errgroup.WithContext(workCtx)
-	for _, w := range workers(c, db, log, mx) {
+	leader, everywhere := workers(c, db, log, mx)
+	for _, w := range everywhere {
 		g.Go(func() error { return w(gctx) })
 	}
+	// The scheduled jobs stop, and the leadership is given back, as soon as
+	// shutdown begins rather than after the drain: they serve no request,
+	// and another process can take over meanwhile.
+	leadCtx, stopLeading := context.WithCancel(gctx)
+	defer stopLeading()
+	g.Go(func() error { return leader.Run(leadCtx) })
 
 	if c.PprofAddr != "" {
 		// A separate listener, so profiles are never reachable through the
@@ -222,8 +234,23 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 		err = context.Cause(gctx)
 	}
 	log.Info("shutting down")
+	// The drain: /healthz turns 503 at once, and connections are no longer
+	// kept alive, so clients come back on new connections, which a load
+	// balancer that follows /healthz sends elsewhere. Requests are still
+	// answered for DrainDelay; then the listener closes and the requests
+	// in flight finish, all within ShutdownTimeout.
+	stopLeading()
+	srv.Drain()
+	hs.SetKeepAlivesEnabled(false)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.ShutdownTimeout)
 	defer cancel()
+	if c.DrainDelay > 0 && err == nil {
+		log.Info("draining", "delay", c.DrainDelay.String())
+		select {
+		case <-time.After(c.DrainDelay):
+		case err = <-serveErr:
+		}
+	}
 	if e := hs.Shutdown(sctx); e != nil {
 		log.Warn("http shutdown", "err", e)
 	}
@@ -248,6 +275,9 @@ func (c Config) validate() error {
 		if d <= 0 {
 			return fmt.Errorf("%s must be positive", name)
 		}
+	}
+	if c.DrainDelay < 0 || c.DrainDelay >= c.ShutdownTimeout {
+		return fmt.Errorf("--drain-delay must be at least 0 and less than --shutdown-timeout (%s)", c.ShutdownTimeout)
 	}
 	return nil
 }

@@ -12,9 +12,11 @@ import (
 	"service/webhooks"
 )
 
-// workers returns the background jobs serve runs beside the HTTP server.
-// mx, when not nil, receives their measurements.
-func workers(c Config, db *store.DB, log *slog.Logger, mx *metrics.Metrics) []func(context.Context) error {
+// workers returns the background jobs serve runs beside the HTTP server:
+// the scheduled jobs, which run on the leader only (every process on
+// SQLite, one on PostgreSQL), and the webhook dispatcher, which runs on
+// every process. mx, when not nil, receives their measurements.
+func workers(c Config, db *store.DB, log *slog.Logger, mx *metrics.Metrics) (leader *scheduler.Leader, everywhere []func(context.Context) error) {
 	dispatcher := &webhooks.Dispatcher{DB: db, RetryBase: c.WebhookRetryBase, Log: log.With("worker", "webhooks"),
 		Policy: netpolicy.Policy{BlockPrivate: c.WebhookBlockPrivate}}
 	campaigns := &scheduler.Campaigns{DB: db, Interval: c.SchedulerInterval, Log: log}
@@ -23,7 +25,7 @@ func workers(c Config, db *store.DB, log *slog.Logger, mx *metrics.Metrics) []fu
 	}
 	// Set here, before serve shares the database with request goroutines.
 	db.Notify = dispatcher.Wake
-	return []func(context.Context) error{
+	leader = &scheduler.Leader{DB: db, Log: log, Work: []func(context.Context) error{
 		campaigns.Run,
 		// Retention runs often enough that events outlive --retention by at
 		// most a tenth of it (an hour at most), and never busier than 1/s;
@@ -31,6 +33,6 @@ func workers(c Config, db *store.DB, log *slog.Logger, mx *metrics.Metrics) []fu
 		(&scheduler.Retention{DB: db, Keep: c.Retention, KeepAudit: c.AuditRetention,
 			Interval: max(min(c.Retention/10, time.Hour), time.Second), Log: log}).Run,
 		(&scheduler.Audiences{DB: db, Interval: c.AudienceInterval, Log: log}).Run,
-		dispatcher.Run,
-	}
+	}}
+	return leader, []func(context.Context) error{dispatcher.Run}
 }

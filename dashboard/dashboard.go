@@ -101,7 +101,7 @@ type Route struct {
 func (d *Dashboard) Routes() []Route { return slices.Clone(d.routes) }
 
 // IsDashboardPath reports whether the dashboard serves path. Everything
-// else (/v1, /api/v1, /healthz and whatever the API adds) stays the API's.
+// else (/v1, /api/v1, /healthz, /livez and whatever the API adds) stays the API's.
 func IsDashboardPath(p string) bool {
 	switch p {
 	case "/", "/setup", "/signin", "/signout", "/apps", "/invite", "/users", "/activity":

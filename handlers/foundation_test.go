@@ -45,9 +45,32 @@ func foundationWantError(t testing.TB, rec *httptest.ResponseRecorder, status in
 	}
 }
 
+// TestFoundationDraining: once the server drains, /healthz answers 503 so
+// that load balancers stop sending it requests, while /livez and every
+// other route answer as before.
+func TestFoundationDraining(t *testing.T) {
+	e := newEnv(t)
+	e.Srv.Drain()
+	rec := foundationRaw(e, "GET", "/healthz", "", nil)
+	if got, want := rec.Code, http.StatusServiceUnavailable; got != want {
+		t.Fatalf("GET /healthz while draining: status=%d, want %d", got, want)
+	}
+	if got, want := errCode(t, rec), "INTERNAL_ERROR"; got != want {
+		t.Fatalf("error.code=%q, want %q", got, want)
+	}
+	rec = foundationRaw(e, "GET", "/livez", "", nil)
+	if got, want := rec.Code, http.StatusOK; got != want {
+		t.Fatalf("GET /livez while draining: status=%d, want %d", got, want)
+	}
+	rec = foundationRaw(e, "GET", pathf("/v1/apps/%d/content", e.App.ID), "Bearer "+e.Admin, nil)
+	if got, want := rec.Code, http.StatusOK; got != want {
+		t.Fatalf("an API route while draining: status=%d, want %d", got, want)
+	}
+}
+
 func TestFoundationHealthz(t *testing.T) {
 	e := newEnv(t)
-	for _, path := range []string{"/healthz"} {
+	for _, path := range []string{"/healthz", "/livez"} {
 		rec := foundationRaw(e, "GET", path, "", nil)
 		if got, want := rec.Code, http.StatusOK; got != want {
 			t.Fatalf("GET %s: status=%d, want %d", path, got, want)

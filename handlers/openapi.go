@@ -15,7 +15,7 @@ import (
 var OpenAPI []byte
 
 // Route is one registered method and path pattern, without the /v1 or
-// /api/v1 prefix (except /healthz, which has none).
+// /api/v1 prefix (except /healthz and /livez, which have none).
 type Route struct {
 	Method, Path string
 }

@@ -41,7 +41,14 @@ type Server struct {
 	limiter   *limiter
 	router    *httprouter.Router
 	served    []Route // every route registered, for Routes
+	// draining is set by Drain: the process is shutting down.
+	draining atomic.Bool
 }
+
+// Drain makes /healthz answer 503 from now on, so that a load balancer
+// that follows it sends this process no new requests while it finishes
+// the ones it has; every route, /livez included, still answers as before.
+func (s *Server) Drain() { s.draining.Store(true) }
 
 // New builds the server and its routes.
 func New(db *store.DB, log *slog.Logger) *Server {
@@ -89,6 +96,8 @@ func (s *Server) routes() *httprouter.Router {
 
 	rt.Handler(http.MethodGet, "/healthz", s.instrument("/healthz", http.HandlerFunc(s.handleHealthz)))
 	s.served = append(s.served, Route{"GET", "/healthz"})
+	rt.Handler(http.MethodGet, "/livez", s.instrument("/livez", http.HandlerFunc(s.handleLivez)))
+	s.served = append(s.served, Route{"GET", "/livez"})
 	s.serveOpenAPI(rt)
 
 	// SDK routes also answer CORS preflights, registered once per path at
@@ -276,11 +285,26 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 	return n, err
 }
 
+// handleHealthz is readiness: 200 while this process takes requests, 503
+// while it drains or when the database does not answer.
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		writeErrorCode(w, http.StatusServiceUnavailable, "INTERNAL_ERROR", "shutting down", nil)
+		return
+	}
 	if err := s.DB.Ping(r.Context()); err != nil {
 		writeErrorCode(w, http.StatusServiceUnavailable, "INTERNAL_ERROR", "database unavailable", nil)
 		return
 	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte(`{"status":"ok"}`))
+}
+
+// handleLivez is liveness: 200 as long as the process serves HTTP, while
+// it drains too, and without asking the database, so that a supervisor
+// restarts it only when it is stuck, never for an outage of the database
+// or a shutdown in progress.
+func (s *Server) handleLivez(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte(`{"status":"ok"}`))
 }

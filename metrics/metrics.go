@@ -117,6 +117,15 @@ func New(db *store.DB) *Metrics {
 	f(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if db != nil {
 		f(&dbCollector{db: db})
+		f(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "service_leader",
+			Help: "1 while this process leads the scheduled work (campaign scheduler, audience recount, retention), else 0.",
+		}, func() float64 {
+			if db.Leading() {
+				return 1
+			}
+			return 0
+		}))
 	}
 	return m
 }

@@ -354,3 +354,25 @@ func BenchmarkRequest(b *testing.B) {
 		m.Request("/apps-external/:appId/campaigns/:campaignId/variant", "POST", 200, 50*time.Microsecond)
 	}
 }
+
+// TestLeaderGauge: service_leader follows this process's leadership of the
+// scheduled work: 0 before it leads, 1 while it does, 0 once released.
+func TestLeaderGauge(t *testing.T) {
+	e := newEnv(t, "free", 0)
+	if got := value(t, e.m, "service_leader"); got != 0 {
+		t.Fatalf("service_leader=%v before leading, want 0", got)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lead, err := e.db.AwaitLeadership(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := value(t, e.m, "service_leader"); got != 1 {
+		t.Fatalf("service_leader=%v while leading, want 1", got)
+	}
+	lead.Release()
+	if got := value(t, e.m, "service_leader"); got != 0 {
+		t.Fatalf("service_leader=%v after release, want 0", got)
+	}
+}

@@ -1,7 +1,8 @@
 // Package scheduler runs the service's periodic jobs: the campaign
 // scheduler, which starts and completes campaigns by date, the audience
 // scheduler, which keeps audience counts fresh, and event retention. Each
-// is a ticker loop with Run(ctx) that stops when ctx ends.
+// is a ticker loop with Run(ctx) that stops when ctx ends. Leader runs
+// them on one process of those that share a database.
 package scheduler
 
 import (

@@ -169,8 +169,10 @@ func (db *DB) FindKeys(ctx context.Context, appID int64) ([]*Key, error) {
 	return keys, rows.Err()
 }
 
-// RevokeKey revokes a key; a server on the same file stops accepting it
-// within keyCacheTTL.
+// RevokeKey revokes a key. The transaction counts as a change to what the
+// caches hold, so this process forgets its keys as it commits, and every
+// other process on the database as soon as it hears of the commit (see
+// Tx.changed).
 func (db *DB) RevokeKey(ctx context.Context, id int64) (*Key, error) {
 	err := db.withTx(ctx, func(tx *Tx) error {
 		k := &Key{ID: id}
@@ -186,6 +188,7 @@ func (db *DB) RevokeKey(ctx context.Context, id int64) (*Key, error) {
 			// Revoking twice changes nothing and records nothing.
 			return nil
 		}
+		tx.changed = true
 		if _, err := tx.Exec(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`, ms(tx.now), id); err != nil {
 			return err
 		}
@@ -196,7 +199,6 @@ func (db *DB) RevokeKey(ctx context.Context, id int64) (*Key, error) {
 	if err != nil {
 		return nil, err
 	}
-	db.keys.clear()
 	k := &Key{ID: id}
 	var created, revoked int64
 	err = db.read.QueryRowContext(ctx, `SELECT app_id, role, name, key_prefix, created_at, revoked_at FROM api_keys WHERE id = ?`, id).
@@ -226,14 +228,20 @@ func (k *Key) label() string {
 	return k.Prefix
 }
 
-// keyCacheTTL bounds how long a key stays trusted without a database read.
-// Keys are revoked from the CLI, a separate process, so the server cannot
-// be told; it rereads instead, at most once a second per key.
+// keyCacheTTL bounds how long a key, or an app's origin list, stays
+// trusted without a database read. A revocation or a new list reaches the
+// cache sooner, through the generation (every process hears of the other
+// processes' changes, see Tx.changed); the TTL is the bound should that
+// ever fail.
 const keyCacheTTL = time.Second
 
+// cachedKey is a key as read at generation gen of the database: a lookup
+// at a later generation reads it again, so a key read before a change
+// (a revocation, a new rate limit) never outlives it.
 type cachedKey struct {
 	key     *Key
 	expires time.Time
+	gen     uint64
 }
 
 // keyCache holds the keys recently authenticated, by hash. A plain map
@@ -278,16 +286,20 @@ func (c *keyCache) clear() {
 func (db *DB) Authenticate(ctx context.Context, plaintext string) (*Key, error) {
 	sum := keyHash(plaintext)
 	now := time.Now()
-	if c, ok := db.keys.get(sum); ok && now.Before(c.expires) {
+	gen := db.gen.Load()
+	if c, ok := db.keys.get(sum); ok && c.gen == gen && now.Before(c.expires) {
 		return c.key, nil
 	}
-	return db.loadKey(ctx, sum, now)
+	return db.loadKey(ctx, sum, now, gen)
 }
 
 // loadKey reads a key by hash for Authenticate. It takes the hash by value:
 // the query keeps a slice of its own copy, so only a cache miss moves a
 // hash to the heap.
-func (db *DB) loadKey(ctx context.Context, sum [32]byte, now time.Time) (*Key, error) {
+//
+// gen is the generation read before the key: a change that commits while
+// it is read leaves the entry stale at once.
+func (db *DB) loadKey(ctx context.Context, sum [32]byte, now time.Time, gen uint64) (*Key, error) {
 	k := &Key{}
 	var revoked sql.NullInt64
 	var created int64
@@ -305,6 +317,6 @@ func (db *DB) loadKey(ctx context.Context, sum [32]byte, now time.Time) (*Key, e
 		return nil, err
 	}
 	k.CreatedAt = NewTime(fromMS(created))
-	db.keys.put(sum, cachedKey{key: k, expires: now.Add(keyCacheTTL)})
+	db.keys.put(sum, cachedKey{key: k, expires: now.Add(db.authTTL), gen: gen})
 	return k, nil
 }

@@ -118,9 +118,6 @@ func (db *DB) UpdateApp(ctx context.Context, id int64, upd AppUpdate) (*App, err
 		tx.changed = true
 		return tx.audit(auditRecord{app: id, action: "app.updated", objType: ObjectApp, objID: id, objName: a.Name, before: before, after: after})
 	})
-	if upd.AllowedOrigins != nil {
-		db.origins.Delete(id)
-	}
 	if err != nil {
 		return nil, err
 	}

@@ -141,13 +141,33 @@ func (b *batcher) run(batch []*batchReq) {
 	})
 	b.commits.Add(1)
 	b.ops.Add(int64(len(batch)))
-	if err == nil || len(batch) == 1 {
+	if err == nil || (len(batch) == 1 && !b.db.lostToConcurrent(err)) {
 		for _, r := range batch {
 			r.err <- err
 		}
 		return
 	}
 	for _, r := range batch {
-		r.err <- b.db.withTx(context.Background(), r.op)
+		r.err <- b.alone(r.op)
+	}
+}
+
+// maxConflictRetries bounds how often an operation is run again after it
+// lost to another process's concurrent transaction.
+const maxConflictRetries = 8
+
+// alone runs op in a transaction of its own, again while it loses to
+// another process's concurrent transaction (lostToConcurrent). Running it
+// again is what resolves the conflict: PostgreSQL reports a unique
+// violation only once the other inserter has committed, and a deadlock's
+// other party goes on once this one is rolled back, so the next run reads
+// what the other wrote (the logId stored, the user assigned) and answers
+// from it, as it would have had it come second.
+func (b *batcher) alone(op func(tx *Tx) error) error {
+	for i := 0; ; i++ {
+		err := b.db.withTx(context.Background(), op)
+		if err == nil || i == maxConflictRetries || !b.db.lostToConcurrent(err) {
+			return err
+		}
 	}
 }

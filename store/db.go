@@ -41,9 +41,10 @@ type DB struct {
 	// Now is the clock every transaction reads; tests replace it.
 	Now func() time.Time
 
-	// gen counts committed changes to campaigns, content and audiences, and
-	// commits seen from other processes (watch). Cached views tagged with an
-	// older generation are stale.
+	// gen counts committed changes to what the caches hold (see
+	// Tx.changed), and changes seen from other processes (the SQLite
+	// watcher, the PostgreSQL listener). Cached views, keys and origin
+	// lists tagged with an older generation are stale.
 	gen     atomic.Uint64
 	watch   *watcher
 	foreign foreignCommits
@@ -53,6 +54,9 @@ type DB struct {
 
 	keys    keyCache
 	origins sync.Map // app id -> cachedOrigins
+	// authTTL is how long a cached key or origin list is trusted without a
+	// read (keyCacheTTL; tests lengthen it).
+	authTTL time.Duration
 	cache   *campaignCache
 	// Prepared statements of the hot paths, per pool, and the multi-row
 	// statements on the writer's connection.
@@ -74,6 +78,10 @@ type DB struct {
 	// shorter in tests), and lockWaits counts its retries.
 	lockWait  time.Duration
 	lockWaits atomic.Int64
+
+	// leading is whether this process leads the scheduled work (see
+	// leader.go).
+	leading atomic.Bool
 
 	// pg is the PostgreSQL store's own state; nil on SQLite.
 	pg *pgStore
@@ -163,6 +171,7 @@ func (db *DB) migrationsFS() fs.FS {
 
 // initCaches makes the caches of the hot paths, empty.
 func (db *DB) initCaches() {
+	db.authTTL = keyCacheTTL
 	db.cache = newCampaignCache()
 	// Sized so that a million users cost a bounded few MiB: a miss costs
 	// one indexed statement in the next write batch.
@@ -244,6 +253,9 @@ func (db *DB) Close() error {
 	if db.pg != nil && db.pg.listen != nil {
 		db.pg.listen.close()
 	}
+	if db.pg != nil {
+		db.closeLeader()
+	}
 	if db.batch != nil {
 		db.batch.close()
 	}
@@ -273,11 +285,16 @@ func (db *DB) Ping(ctx context.Context) error {
 // writes carries one consistent time.
 type Tx struct {
 	*sql.Tx
-	sc       *sql.Conn // the connection the transaction holds
-	conn               // exec, query and queryRow, prepared, with the caller's context
-	db       *DB
-	now      time.Time
-	changed  bool // campaigns, content or audiences changed: bump the generation
+	sc   *sql.Conn // the connection the transaction holds
+	conn           // exec, query and queryRow, prepared, with the caller's context
+	db   *DB
+	now  time.Time
+	// changed: what the caches hold changed (campaigns, content,
+	// audiences, apps and their settings, keys) or another admin setting
+	// did (webhooks). The commit bumps the generation, which starts this
+	// process's caches over, and on PostgreSQL notifies every other
+	// process on the database to do the same (postgres_listen.go).
+	changed  bool
 	enqueued bool // webhook deliveries were queued: wake the dispatcher
 	after    []func()
 

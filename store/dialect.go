@@ -42,4 +42,14 @@ type dialect struct {
 	// user in the array, and the event's ts, id and run (see covariates).
 	// Its parameters: the array, the app, the event id and the time.
 	covariateEvents string
+	// forUpdate ends a SELECT whose rows the transaction goes on to
+	// update, locking them until it ends: on PostgreSQL, where writers of
+	// other processes run at once; empty on SQLite, whose one writer at a
+	// time holds the whole database.
+	forUpdate string
+	// lockOrder sorts the rows a group commit writes by key (see
+	// flushUsers and sortAssignments): where transactions of several
+	// processes take row locks at once, rows taken in one order cannot
+	// deadlock.
+	lockOrder bool
 }

@@ -75,32 +75,30 @@ func (db *DB) SetAppAllowedOrigins(ctx context.Context, appID int64, origins []s
 		if _, err := tx.Exec(`UPDATE apps SET allowed_origins = ? WHERE id = ?`, strings.Join(origins, ","), appID); err != nil {
 			return err
 		}
+		tx.changed = true
 		after := *before
 		after.AllowedOrigins = origins
 		return tx.audit(auditRecord{app: appID, action: "app.updated", objType: ObjectApp, objID: appID, objName: before.Name, before: before, after: &after})
 	})
-	db.origins.Delete(appID)
 	return err
 }
 
-// originsTTL bounds how long a server trusts its copy of an app's origin
-// list. The list is changed from the CLI, another process, so the server
-// rereads it instead of being told, as it does for keys.
-const originsTTL = time.Second
-
+// cachedOrigins is an app's origin list as read at generation gen.
 type cachedOrigins struct {
 	list    []string
 	expires time.Time
+	gen     uint64
 }
 
 // AllowedOrigins returns the origins an app's SDK routes answer, ["*"] by
 // default. An app that does not exist answers the default, so a browser
 // sees the API's own 403 or 404 rather than a CORS failure. Reads are
-// cached for originsTTL: every SDK request from a browser asks.
+// cached as keys are (see keyCacheTTL): every SDK request from a browser asks.
 func (db *DB) AllowedOrigins(ctx context.Context, appID int64) ([]string, error) {
 	now := time.Now()
+	gen := db.gen.Load()
 	if v, ok := db.origins.Load(appID); ok {
-		if c := v.(cachedOrigins); now.Before(c.expires) {
+		if c := v.(cachedOrigins); c.gen == gen && now.Before(c.expires) {
 			return c.list, nil
 		}
 	}
@@ -114,6 +112,6 @@ func (db *DB) AllowedOrigins(ctx context.Context, appID int64) ([]string, error)
 		return nil, err
 	}
 	list := strings.Split(raw, ",")
-	db.origins.Store(appID, cachedOrigins{list: list, expires: now.Add(originsTTL)})
+	db.origins.Store(appID, cachedOrigins{list: list, expires: now.Add(db.authTTL), gen: gen})
 	return list, nil
 }

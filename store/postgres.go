@@ -45,6 +45,7 @@ type pgStore struct {
 	where  string
 	log    *slog.Logger
 	listen *listener
+	leader pgLeader
 }
 
 func openPostgres(ctx context.Context, target string, up bool, opts Options) (*DB, error) {
@@ -124,7 +125,14 @@ func (db *DB) beginPG(ctx context.Context) (*Tx, error) {
 		sc.Close()
 		return nil, err
 	}
-	return db.newTx(ctx, sc, tx), nil
+	t := db.newTx(ctx, sc, tx)
+	if l := leaseOf(ctx); l != nil {
+		if err := t.checkLease(l); err != nil {
+			t.end()
+			return nil, err
+		}
+	}
+	return t, nil
 }
 
 // execRowsPG runs a multi-row statement through database/sql: pgx binds
@@ -177,20 +185,63 @@ func (tx *Tx) insertEventRowsPG(q string, args []driver.NamedValue, chunk []pend
 // in the table's file until VACUUM reuses their space, and VACUUM FULL
 // writes a new file without them. Best effort, as SQLite's checkpoint: a
 // busy table only delays it to the next start.
+//
+// VACUUM FULL keeps the old versions that a transaction still running may
+// see, and what counts is the oldest snapshot of any session of the
+// database (another replica's reader, a notification being delivered) and
+// its own: its snapshot's horizon is the oldest transaction running
+// anywhere on the server, other databases included. A transaction that was
+// running when the sealing committed would carry the plaintext into the
+// new file. So it first waits, for at most compactWait, until every
+// transaction begun before this moment has ended and no other session of
+// the database holds a snapshot from before it.
 func (db *DB) compactSecrets(ctx context.Context) {
 	if db.pg == nil {
 		return
+	}
+	var horizon string
+	if err := db.write.QueryRowContext(ctx, `SELECT CAST(pg_snapshot_xmax(pg_current_snapshot()) AS TEXT)`).Scan(&horizon); err == nil {
+		for deadline := time.Now().Add(compactWait); time.Now().Before(deadline); {
+			var settled bool
+			err := db.write.QueryRowContext(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST(? AS TEXT) AS xid8)
+				AND NOT EXISTS (SELECT 1 FROM pg_stat_activity
+					WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
+						AND age(backend_xmin) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid)))`, horizon, horizon).Scan(&settled)
+			if err != nil || settled {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
 	}
 	if _, err := db.write.ExecContext(ctx, `VACUUM (FULL) webhooks`); err != nil && db.pg.log != nil {
 		db.pg.log.Warn("postgres: could not rewrite the webhooks table after sealing its secrets; old row versions keep the previous values until VACUUM reuses their space", "err", err)
 	}
 }
 
+// compactWait bounds compactSecrets' wait for older snapshots to end.
+const compactWait = 5 * time.Second
+
 // PostgreSQL's error codes the store tells apart.
 const (
 	pgUniqueViolation          = "23505"
 	pgCharacterNotInRepertoire = "22021"
+	pgDeadlockDetected         = "40P01"
+	pgSerializationFailure     = "40001"
 )
+
+// lostToConcurrent reports whether err is a write transaction's loss to a
+// concurrent transaction of another process: a row it inserted was
+// inserted and committed by the other first (a logId sent to two replicas
+// at once), or the two waited for each other's row locks. Only
+// PostgreSQL's writers run at once; on SQLite one writer at a time holds
+// the file.
+func (db *DB) lostToConcurrent(err error) bool {
+	return db.pg != nil && (isPGCode(err, pgUniqueViolation) || isPGCode(err, pgDeadlockDetected) || isPGCode(err, pgSerializationFailure))
+}
 
 func isPGCode(err error, code string) bool {
 	var pe *pgconn.PgError

@@ -2,20 +2,29 @@ package store
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
 // changesChannel is the NOTIFY channel of committed changes to what the
-// caches hold (campaigns, content, audiences, app settings): a
-// transaction that sets Tx.changed notifies it, and PostgreSQL delivers
-// the notification with the commit, to every listening process.
+// caches hold (see Tx.changed): a transaction that sets Tx.changed
+// notifies it, and PostgreSQL delivers the notification with the commit,
+// to every listening process.
 const changesChannel = "service_changes"
 
 // notifyChanged asks PostgreSQL to tell the other processes on the
-// database, once this transaction commits, that their caches are stale.
+// database, once this transaction commits, that their caches are stale,
+// and bumps the change counter that they also read every versionCheck, in
+// case a notification goes astray. The counter's row is written last in
+// the transaction, so concurrent changes queue on it only for the moment
+// before they commit.
 func (tx *Tx) notifyChanged() error {
+	if _, err := tx.ExecContext(tx.ctx, `INSERT INTO change_version (id, version) VALUES (1, 1)
+		ON CONFLICT (id) DO UPDATE SET version = change_version.version + 1`); err != nil {
+		return err
+	}
 	_, err := tx.ExecContext(tx.ctx, `SELECT pg_notify('`+changesChannel+`', '')`)
 	return err
 }
@@ -24,24 +33,33 @@ func (tx *Tx) notifyChanged() error {
 // listener's connection back.
 const listenBackoff = time.Second
 
+// versionCheck is how often a process reads the change counter: the
+// longest a change can go unseen should its notification be lost.
+const versionCheck = 2 * time.Second
+
 // listener holds a session of its own that LISTENs for changes and starts
 // the caches over at each: PostgreSQL's counterpart of SQLite's
 // data_version watcher. A notification only says "look again", so one
 // that is lost costs staleness, never a wrong write; that is why a lost
 // connection also starts the caches over once it is back, for the
-// notifications it may have missed meanwhile.
+// notifications it may have missed meanwhile, and why the change counter
+// is read every versionCheck besides.
 type listener struct {
 	stop context.CancelFunc
-	done chan struct{}
+	done sync.WaitGroup
+	// version is the change counter as last read; known once it was.
+	version      int64
+	versionKnown bool
 }
 
 func (db *DB) startListener() {
 	ctx, stop := context.WithCancel(context.Background())
-	l := &listener{stop: stop, done: make(chan struct{})}
+	l := &listener{stop: stop}
 	db.pg.listen = l
 	ready := make(chan struct{})
+	l.done.Add(2)
 	go func() {
-		defer close(l.done)
+		defer l.done.Done()
 		first := true
 		for ctx.Err() == nil {
 			err := db.listenOnce(ctx, func() {
@@ -63,6 +81,19 @@ func (db *DB) startListener() {
 			case <-ctx.Done():
 				return
 			case <-time.After(listenBackoff):
+			}
+		}
+	}()
+	go func() {
+		defer l.done.Done()
+		t := time.NewTicker(versionCheck)
+		defer t.Stop()
+		for {
+			db.checkVersion(ctx)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
 			}
 		}
 	}()
@@ -94,7 +125,22 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 	}
 }
 
+// checkVersion reads the change counter and starts the caches over when it
+// moved since the last read: a change whose notification never came. A
+// failed read is left to the next one.
+func (db *DB) checkVersion(ctx context.Context) {
+	var v int64
+	if err := db.read.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM change_version`).Scan(&v); err != nil {
+		return
+	}
+	l := db.pg.listen
+	if l.versionKnown && v != l.version {
+		db.gen.Add(1)
+	}
+	l.version, l.versionKnown = v, true
+}
+
 func (l *listener) close() {
 	l.stop()
-	<-l.done
+	l.done.Wait()
 }

@@ -16,7 +16,8 @@ const maxSeriesDays = 400
 
 // flushHours adds the transaction's counter increments to the hour they
 // happened in. Every operation of a group commit shares tx.now, which is
-// also the time stamped on the assignments and conversions counted.
+// also the time stamped on the assignments and conversions counted. ids
+// are the variants counted, ascending (see flushCounts).
 func (tx *Tx) flushHours(ids []int64) error {
 	hour := ms(tx.now) / msPerHour
 	for _, id := range ids {

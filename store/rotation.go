@@ -136,6 +136,7 @@ func (db *DB) RotateWebhookSecret(ctx context.Context, appID, id int64, in Rotat
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notFound("webhook")
 		}
+		tx.changed = true
 		after := *webhookSnapshot(cur)
 		after.Secret = sealed
 		return tx.audit(auditRecord{app: appID, action: "webhook.secret_rotated", objType: ObjectWebhook, objID: id, objName: cur.URL,

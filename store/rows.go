@@ -230,16 +230,18 @@ func (tx *Tx) touchUserLater(appID int64, userID string) {
 	}
 }
 
+// flushUsers writes the queued sightings. On PostgreSQL they go in sorted,
+// so that two processes' group commits lock the same users' rows in one
+// order (see sortAssignments).
 func (tx *Tx) flushUsers() error {
 	if len(tx.userOrder) == 0 {
 		return nil
 	}
-	// In key order, as every writer inserts them: two processes on one
-	// PostgreSQL database inserting the same new users in opposite orders
-	// would each wait for the other's row.
-	slices.SortFunc(tx.userOrder, func(a, b userRef) int {
-		return cmp.Or(cmp.Compare(a.appID, b.appID), strings.Compare(a.userID, b.userID))
-	})
+	if tx.db.dia.lockOrder {
+		slices.SortFunc(tx.userOrder, func(a, b userRef) int {
+			return cmp.Or(cmp.Compare(a.appID, b.appID), strings.Compare(a.userID, b.userID))
+		})
+	}
 	now := any(ms(tx.now))
 	var app lastBox[int64]
 	err := tx.db.dia.usersInsert.chunks(len(tx.userOrder), func(i, n int, q string) error {
@@ -363,7 +365,9 @@ func (tx *Tx) flushAssignments() error {
 	if len(tx.assigns) == 0 {
 		return nil
 	}
-	tx.sortAssignments()
+	if tx.db.dia.lockOrder {
+		tx.sortAssignments()
+	}
 	if err := tx.covariates(tx.assigns); err != nil {
 		return err
 	}
@@ -397,8 +401,12 @@ func (tx *Tx) flushAssignments() error {
 	return nil
 }
 
-// sortAssignments puts the queued assignments in key order, as every
-// writer inserts them (see flushUsers), and renumbers their index.
+// sortAssignments puts the queued assignments in (campaign, user key)
+// order. Rows of a multi-row insert are locked in the order they go in; two
+// processes' group commits that insert the same users' first assignments
+// (the same new user on two replicas at once) then wait for each other in
+// one order instead of deadlocking, and the later one finds the row
+// stored.
 func (tx *Tx) sortAssignments() {
 	if slices.IsSortedFunc(tx.assigns, comparePending) {
 		return

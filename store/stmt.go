@@ -194,6 +194,10 @@ func (tx *Tx) delta(variantID int64) *counterDelta {
 	return d
 }
 
+// flushCounts writes the counter increments gathered over the transaction.
+// Variants go in ascending id, as in every transaction: two processes'
+// group commits that count the same variants then lock their rows in one
+// order, and never each wait for the other.
 func (tx *Tx) flushCounts() error {
 	if len(tx.counts) == 0 {
 		return nil

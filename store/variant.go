@@ -237,7 +237,10 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 	var idx int
 	var rr int64
 	if lc.roundRobin {
-		if err := tx.queryRow(`SELECT rr_next FROM campaigns WHERE id = ?`, lc.id).Scan(&rr); err != nil {
+		// The counter is shared by every process on the database: the row
+		// stays locked until this transaction ends, so a concurrent first
+		// request elsewhere waits and takes the next value, never this one.
+		if err := tx.queryRow(`SELECT rr_next FROM campaigns WHERE id = ?`+tx.db.dia.forUpdate, lc.id).Scan(&rr); err != nil {
 			return err
 		}
 		idx = int(rr % int64(len(lc.variants)))

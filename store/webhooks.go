@@ -377,6 +377,9 @@ func (db *DB) CreateWebhook(ctx context.Context, appID int64, in WebhookInput) (
 			return err
 		}
 		id = newID
+		// Webhooks are read from the database at each claim, not cached;
+		// the change still counts, so that every process hears of it.
+		tx.changed = true
 		w, err := tx.findWebhook(appID, id)
 		if err != nil {
 			return err
@@ -484,6 +487,7 @@ func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInpu
 			n, _ := res.RowsAffected()
 			tx.enqueued = n > 0
 		}
+		tx.changed = true
 		w, err := tx.findWebhook(appID, id)
 		if err != nil {
 			return err
@@ -517,6 +521,7 @@ func (db *DB) DeleteWebhook(ctx context.Context, appID, id int64) error {
 		if _, err := tx.Exec(`DELETE FROM webhooks WHERE id = ? AND app_id = ?`, id, appID); err != nil {
 			return err
 		}
+		tx.changed = true
 		return tx.audit(auditRecord{app: appID, action: "webhook.deleted", objType: ObjectWebhook, objID: id, objName: cur.URL,
 			before: webhookSnapshot(cur)})
 	})
