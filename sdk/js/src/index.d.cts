@@ -156,7 +156,7 @@ export interface AssignedVariant {
 export interface UnassignedVariant {
   campaignId: number;
   variantId: null;
-  reason: 'campaign_not_active' | 'not_in_audience' | (string & {});
+  reason: 'campaign_not_active' | 'not_in_audience' | 'not_in_namespace' | (string & {});
 }
 
 export type VariantAnswer = AssignedVariant | UnassignedVariant;
