@@ -145,19 +145,26 @@ func (d *Dashboard) handleKeyCreate(w http.ResponseWriter, r *req) {
 
 // appKey finds a key of the current app; another app's key is a 404.
 func (d *Dashboard) appKey(r *req) (*store.Key, error) {
-	id, ok := pathID(r, "id")
-	if ok {
-		keys, err := d.DB.FindKeys(r.Context(), r.App.ID)
+	return findByPathID(r, "key", func() ([]*store.Key, error) { return d.DB.FindKeys(r.Context(), r.App.ID) },
+		func(k *store.Key) int64 { return k.ID })
+}
+
+// findByPathID finds, among what list returns of the current app, the one
+// whose id is the path's id; anything else is a 404 naming what.
+func findByPathID[T any](r *req, what string, list func() ([]T, error), idOf func(T) int64) (T, error) {
+	var zero T
+	if id, ok := pathID(r, "id"); ok {
+		all, err := list()
 		if err != nil {
-			return nil, err
+			return zero, err
 		}
-		for _, k := range keys {
-			if k.ID == id {
-				return k, nil
+		for _, x := range all {
+			if idOf(x) == id {
+				return x, nil
 			}
 		}
 	}
-	return nil, store.Errorf(store.ENOTFOUND, "key not found")
+	return zero, store.Errorf(store.ENOTFOUND, "%s not found", what)
 }
 
 func (d *Dashboard) handleKeyRevokeConfirm(w http.ResponseWriter, r *req) {

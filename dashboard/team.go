@@ -87,19 +87,8 @@ func baseURL(r *http.Request) string {
 // member finds a member of the current app by the path's user id; anyone
 // else is a 404.
 func (d *Dashboard) member(r *req) (*store.Member, error) {
-	id, ok := pathID(r, "id")
-	if ok {
-		members, err := d.DB.FindAppMembers(r.Context(), r.App.ID)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range members {
-			if m.UserID == id {
-				return m, nil
-			}
-		}
-	}
-	return nil, store.Errorf(store.ENOTFOUND, "member not found")
+	return findByPathID(r, "member", func() ([]*store.Member, error) { return d.DB.FindAppMembers(r.Context(), r.App.ID) },
+		func(m *store.Member) int64 { return m.UserID })
 }
 
 func (d *Dashboard) handleMemberRole(w http.ResponseWriter, r *req) {
