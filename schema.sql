@@ -171,7 +171,7 @@ CREATE TABLE webhook_deliveries (
     attempts        INTEGER NOT NULL DEFAULT 0,
     next_attempt_at INTEGER,
     claimed_until   INTEGER
-);
+, claimed_by INTEGER);
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
 CREATE INDEX webhook_deliveries_hook ON webhook_deliveries(webhook_id, id);
 
@@ -212,12 +212,6 @@ CREATE TABLE dashboard_sessions (
     expires_at INTEGER NOT NULL
 );
 CREATE INDEX dashboard_sessions_expires ON dashboard_sessions (expires_at);
-
-CREATE TABLE dashboard_setup (
-    id         INTEGER PRIMARY KEY CHECK (id = 1),
-    token_hash BLOB    NOT NULL,
-    created_at INTEGER NOT NULL
-);
 
 CREATE TABLE campaign_variant_hours (
     variant_id  INTEGER NOT NULL REFERENCES campaign_variants(id) ON DELETE CASCADE,
@@ -281,3 +275,17 @@ CREATE INDEX audit_log_app ON audit_log (app_id, id);
 CREATE INDEX audit_log_object ON audit_log (app_id, object_type, object_id, id);
 CREATE INDEX audit_log_instance ON audit_log (instance, id);
 CREATE INDEX audit_log_at ON audit_log (at);
+
+CREATE TABLE dashboard_setup (
+    id         INTEGER PRIMARY KEY CHECK (id = 1),
+    token      TEXT    NOT NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+);
+
+CREATE TABLE dashboard_signin_failures (
+    key      TEXT    PRIMARY KEY,
+    first_at INTEGER NOT NULL,
+    failures INTEGER NOT NULL
+);
+CREATE INDEX dashboard_signin_failures_first ON dashboard_signin_failures (first_at);

@@ -315,14 +315,24 @@ func (db *DB) AuthenticateDashboardUser(ctx context.Context, email, password str
 	return u, nil
 }
 
-// CreateSetupToken makes a new one-time setup link token while no
-// dashboard user exists, replacing any earlier one; it returns "" once a
-// user exists.
+// SetupTokenTTL is how long a setup link stays usable.
+const SetupTokenTTL = 24 * time.Hour
+
+// CreateSetupToken returns the one-time setup link token while no
+// dashboard user exists, and "" once one does. The token is made once and
+// kept until it is used or expires: every boot of every process sharing
+// the database prints the same link, so a second replica starting cannot
+// spoil the link the first one printed. Only an expired token is replaced.
+//
+// The token is stored as it is, so that a later boot can print it again:
+// it opens nothing but the creation of the first user, and whoever reads
+// the database can already create users.
 func (db *DB) CreateSetupToken(ctx context.Context) (string, error) {
-	token, err := randomToken()
+	fresh, err := randomToken()
 	if err != nil {
 		return "", err
 	}
+	var token string
 	err = db.withTx(ctx, func(tx *Tx) error {
 		var n int
 		if err := tx.QueryRow(`SELECT COUNT(*) FROM dashboard_users`).Scan(&n); err != nil {
@@ -333,9 +343,15 @@ func (db *DB) CreateSetupToken(ctx context.Context) (string, error) {
 			_, err := tx.Exec(`DELETE FROM dashboard_setup`)
 			return err
 		}
-		_, err := tx.Exec(`INSERT INTO dashboard_setup (id, token_hash, created_at) VALUES (1, ?, ?)
-			ON CONFLICT (id) DO UPDATE SET token_hash = excluded.token_hash, created_at = excluded.created_at`, tokenHash(token), ms(tx.now))
-		return err
+		// Two processes booting at once: the second's insert finds the
+		// first's row, still fresh, and leaves it; both then read it.
+		if _, err := tx.Exec(`INSERT INTO dashboard_setup (id, token, created_at, expires_at) VALUES (1, ?, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET token = excluded.token, created_at = excluded.created_at, expires_at = excluded.expires_at
+			WHERE dashboard_setup.expires_at <= excluded.created_at`,
+			fresh, ms(tx.now), ms(tx.now.Add(SetupTokenTTL))); err != nil {
+			return err
+		}
+		return tx.QueryRow(`SELECT token FROM dashboard_setup WHERE id = 1`).Scan(&token)
 	})
 	return token, err
 }
@@ -345,9 +361,9 @@ var errSetupUsed = Errorf(ENOTFOUND, "this setup link is invalid or has already 
 
 // CheckSetupToken reports whether token is the pending setup link.
 func (db *DB) CheckSetupToken(ctx context.Context, token string) error {
-	var stored []byte
-	err := db.read.QueryRowContext(ctx, `SELECT token_hash FROM dashboard_setup WHERE id = 1`).Scan(&stored)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && subtle.ConstantTimeCompare(stored, tokenHash(token)) != 1) {
+	var stored string
+	err := db.read.QueryRowContext(ctx, `SELECT token FROM dashboard_setup WHERE id = 1 AND expires_at > ?`, ms(db.Now())).Scan(&stored)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && subtle.ConstantTimeCompare([]byte(stored), []byte(token)) != 1) {
 		return errSetupUsed
 	}
 	return err
@@ -366,7 +382,7 @@ func (db *DB) CompleteSetup(ctx context.Context, token, email, password string) 
 	}
 	var u *DashboardUser
 	err = db.withTx(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(`DELETE FROM dashboard_setup WHERE id = 1 AND token_hash = ?`, tokenHash(token))
+		res, err := tx.Exec(`DELETE FROM dashboard_setup WHERE id = 1 AND token = ? AND expires_at > ?`, token, ms(tx.now))
 		if err != nil {
 			return err
 		}

@@ -106,9 +106,20 @@ func TestDashboardSetupToken(t *testing.T) {
 	if err != nil || first == "" {
 		t.Fatalf("token=%q, %v", first, err)
 	}
+	// A second boot (of this process or another) keeps the link the first
+	// one printed.
+	if again, err := db.CreateSetupToken(ctx); err != nil || again != first {
+		t.Fatalf("second token=%q, %v; want the first, %q", again, err, first)
+	}
+	// Once expired, it opens nothing, and the next boot makes a new one.
+	start := time.Now()
+	db.Now = func() time.Time { return start.Add(SetupTokenTTL) }
+	wantCode(t, db.CheckSetupToken(ctx, first), ENOTFOUND)
+	_, err = db.CompleteSetup(ctx, first, "ann@example.com", "long enough password")
+	wantCode(t, err, ENOTFOUND)
 	token, err := db.CreateSetupToken(ctx)
 	if err != nil || token == "" || token == first {
-		t.Fatalf("second token=%q, %v", token, err)
+		t.Fatalf("token after expiry=%q, %v", token, err)
 	}
 	wantCode(t, db.CheckSetupToken(ctx, first), ENOTFOUND)
 	if err := db.CheckSetupToken(ctx, token); err != nil {
