@@ -255,6 +255,7 @@ func (db *DB) Close() error {
 	}
 	if db.pg != nil {
 		db.closeLeader()
+		db.closePresence()
 	}
 	if db.batch != nil {
 		db.batch.close()

@@ -47,6 +47,10 @@ type dialect struct {
 	// other processes run at once; empty on SQLite, whose one writer at a
 	// time holds the whole database.
 	forUpdate string
+	// skipLocked ends a subquery choosing rows to claim: on PostgreSQL
+	// it locks them and passes over those another process is claiming at
+	// that moment, rather than waiting for its commit; empty on SQLite.
+	skipLocked string
 	// lockOrder sorts the rows a group commit writes by key (see
 	// flushUsers and sortAssignments): where transactions of several
 	// processes take row locks at once, rows taken in one order cannot

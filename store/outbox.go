@@ -177,9 +177,17 @@ type ClaimedDelivery struct {
 	// Attempt is the 1-based number of this attempt within the current
 	// round (since queued or last redelivered).
 	Attempt int
-	// Claim identifies this claim (it is the lease's expiry in ms):
-	// RecordAttempt changes the delivery only while it still holds it.
+	// Claim identifies this claim (it is the lease's expiry in ms), with
+	// Holder: RecordAttempt changes the delivery only while it still holds
+	// it.
 	Claim int64
+	// Holder names the process that holds the claim: on PostgreSQL the
+	// key of its presence lock, 0 on SQLite.
+	Holder int64
+	// Live ends once the claim can no longer be recorded because another
+	// process may take it back (this process lost its presence session);
+	// a send under it is cut short then. On SQLite it never ends.
+	Live context.Context
 	// SecretErr is why the stored secret could not be decrypted (its key
 	// is not configured); Secret is then empty, and the delivery must not
 	// be sent unsigned.
@@ -240,7 +248,16 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 	if o.Limit < 1 {
 		return nil, nil
 	}
+	holder, live, err := db.presence(ctx)
+	if err != nil {
+		return nil, err
+	}
 	t := ms(now)
+	if db.pg != nil {
+		if err := db.reapClaims(ctx, now, holder); err != nil {
+			return nil, err
+		}
+	}
 	count := make(map[int64]int, len(o.InFlight)+1)
 	var capped []int64
 	for k, v := range o.InFlight {
@@ -249,36 +266,42 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 			capped = append(capped, k)
 		}
 	}
-	ids, err := db.dueDeliveries(ctx, t, &o, count, capped)
-	if err != nil || len(ids) == 0 {
+	cands, err := db.dueDeliveries(ctx, t, &o, count, capped)
+	if err != nil || len(cands) == 0 {
 		return nil, err
 	}
-	order := make(map[int64]int, len(ids))
-	for i, id := range ids {
-		order[id] = i
+	order := make(map[int64]int, len(cands))
+	for i, c := range cands {
+		order[c.id] = i
 	}
 	var out []*ClaimedDelivery
-	// Through the group commit, the claim shares a commit with the
-	// attempts being recorded instead of waiting for them.
-	err = db.batch.do(ctx, func(tx *Tx) error {
+	claim := func(tx *Tx) error {
 		out = out[:0]
+		ids, err := tx.capClaims(cands, &o, t, holder)
+		if err != nil || len(ids) == 0 {
+			return err
+		}
 		// The unindexed columns keep SQLite on the id list rather than the
 		// due index, which would walk the whole backlog. Rows gone,
 		// claimed, redelivered or disabled since the read are simply not
-		// returned.
+		// returned, nor, on PostgreSQL, rows another process is claiming
+		// at this moment (SKIP LOCKED): it gets them, and this claim goes
+		// on without waiting.
 		rows, err := tx.query(`UPDATE webhook_deliveries
-			SET claimed_until = CAST(? AS BIGINT) + CAST(? AS BIGINT) + (SELECT w.timeout_seconds * 1000 FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id)
-			WHERE id IN (`+tx.db.dia.jsonIDs+`) AND `+tx.db.dia.unindexed+`status = 'pending' AND `+tx.db.dia.unindexed+`next_attempt_at <= ?
-				AND (claimed_until IS NULL OR claimed_until <= ?)
+			SET claimed_until = CAST(? AS BIGINT) + CAST(? AS BIGINT) + (SELECT w.timeout_seconds * 1000 FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id),
+				claimed_by = ?
+			WHERE id IN (SELECT d.id FROM webhook_deliveries d
+					WHERE d.id IN (`+tx.db.dia.jsonIDs+`) AND `+tx.db.dia.unindexed+`d.status = 'pending' AND `+tx.db.dia.unindexed+`d.next_attempt_at <= ?
+						AND (d.claimed_until IS NULL OR d.claimed_until <= ?)`+tx.db.dia.skipLocked+`)
 				AND (SELECT w.status FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id) = 'ACTIVE'
 			RETURNING id, webhook_id, event, payload, created_at, attempts, claimed_until`,
-			t, o.Lease.Milliseconds(), jsonIDs(ids), t, t)
+			t, o.Lease.Milliseconds(), nullKey(holder), jsonIDs(ids), t, t)
 		if err != nil {
 			return err
 		}
 		byHook := map[int64][]*ClaimedDelivery{}
 		for rows.Next() {
-			c := &ClaimedDelivery{}
+			c := &ClaimedDelivery{Holder: holder, Live: live}
 			var created int64
 			if err := rows.Scan(&c.ID, &c.WebhookID, &c.Event, &c.Payload, &created, &c.Attempt, &c.Claim); err != nil {
 				rows.Close()
@@ -326,12 +349,90 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 			}
 		}
 		return rows.Err()
-	})
+	}
+	if db.pg != nil {
+		// A transaction of its own: it may wait for another process's lock
+		// on a webhook (capClaims), which must not hold up the API writes
+		// of a group commit.
+		err = db.batch.alone(claim)
+	} else {
+		// Through the group commit, the claim shares a commit with the
+		// attempts being recorded instead of waiting for them.
+		err = db.batch.do(ctx, claim)
+	}
 	if err != nil {
 		return nil, err
 	}
 	slices.SortFunc(out, func(a, b *ClaimedDelivery) int { return order[a.ID] - order[b.ID] })
 	return out, nil
+}
+
+// nullKey is a claim's holder as stored: NULL for none (SQLite).
+func nullKey(k int64) any {
+	if k == 0 {
+		return nil
+	}
+	return k
+}
+
+// dueCandidate is a delivery dueDeliveries found claimable.
+type dueCandidate struct{ id, hook int64 }
+
+// capClaims returns the ids of cands this claim may take. On SQLite that
+// is all of them: one writer at a time, and each process caps its own
+// sends. On PostgreSQL the per-webhook cap counts the claims every process
+// holds: the webhooks' rows are locked (in id order, so two claims cannot
+// deadlock) until the claim commits, so processes claiming for one webhook
+// take turns, and each counts the unexpired claims of the others, which
+// their sends cannot outnumber.
+func (tx *Tx) capClaims(cands []dueCandidate, o *ClaimOptions, t, holder int64) ([]int64, error) {
+	ids := make([]int64, len(cands))
+	for i, c := range cands {
+		ids[i] = c.id
+	}
+	if tx.db.pg == nil {
+		return ids, nil
+	}
+	hookSet := map[int64]bool{}
+	var hooks []int64
+	for _, c := range cands {
+		if !hookSet[c.hook] {
+			hookSet[c.hook] = true
+			hooks = append(hooks, c.hook)
+		}
+	}
+	slices.Sort(hooks)
+	if _, err := tx.exec(`SELECT id FROM webhooks WHERE id IN (`+tx.db.dia.jsonIDs+`) ORDER BY id`+tx.db.dia.forUpdate, jsonIDs(hooks)); err != nil {
+		return nil, err
+	}
+	rows, err := tx.query(`SELECT webhook_id, COUNT(*) FROM webhook_deliveries
+		WHERE webhook_id IN (`+tx.db.dia.jsonIDs+`) AND claimed_until > ? AND claimed_by <> ?
+		GROUP BY webhook_id`, jsonIDs(hooks), t, holder)
+	if err != nil {
+		return nil, err
+	}
+	held := make(map[int64]int, len(hooks))
+	for rows.Next() {
+		var hook int64
+		var n int
+		if err := rows.Scan(&hook, &n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		held[hook] = n
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	ids = ids[:0]
+	for _, c := range cands {
+		if o.InFlight[c.hook]+held[c.hook] < o.capOf(c.hook) {
+			held[c.hook]++
+			ids = append(ids, c.id)
+		}
+	}
+	return ids, nil
 }
 
 // duePage is the most rows one read of the due index returns. It is a
@@ -349,8 +450,8 @@ const (
 // their cap, so a large backlog of a slow receiver is skipped inside SQLite
 // rather than row by row here, and continues after the last row seen when
 // a webhook fills up mid-page.
-func (db *DB) dueDeliveries(ctx context.Context, t int64, o *ClaimOptions, count map[int64]int, capped []int64) ([]int64, error) {
-	var ids []int64
+func (db *DB) dueDeliveries(ctx context.Context, t int64, o *ClaimOptions, count map[int64]int, capped []int64) ([]dueCandidate, error) {
+	var ids []dueCandidate
 	afterAt, afterID := int64(-1<<63), int64(0)
 	for len(ids) < o.Limit {
 		rows, err := db.reader(ctx).query(`SELECT d.id, d.webhook_id, d.next_attempt_at FROM webhook_deliveries d
@@ -377,7 +478,7 @@ func (db *DB) dueDeliveries(ctx context.Context, t int64, o *ClaimOptions, count
 			if count[hook]++; count[hook] >= limit {
 				capped, filled = append(capped, hook), true
 			}
-			ids = append(ids, id)
+			ids = append(ids, dueCandidate{id, hook})
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
@@ -406,7 +507,8 @@ func (db *DB) ReleaseDeliveries(ctx context.Context, list []*ClaimedDelivery) er
 	}
 	return db.withTx(ctx, func(tx *Tx) error {
 		for _, c := range list {
-			if _, err := tx.exec(`UPDATE webhook_deliveries SET claimed_until = NULL WHERE id = ? AND claimed_until = ?`, c.ID, c.Claim); err != nil {
+			if _, err := tx.exec(`UPDATE webhook_deliveries SET claimed_until = NULL, claimed_by = NULL
+				WHERE id = ? AND claimed_until = ? AND COALESCE(claimed_by, 0) = ?`, c.ID, c.Claim, c.Holder); err != nil {
 				return err
 			}
 		}
@@ -487,7 +589,7 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 	// statement each, the rows passed as JSON: per statement, the driver
 	// costs far more than SQLite's work on a row.
 	rows := make([][]any, len(list))
-	var wins [][2]int64
+	var wins [][3]int64
 	for i, o := range list {
 		var status, msg any
 		if o.Result.Status != 0 {
@@ -510,7 +612,7 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 		}
 		rows[i] = []any{o.Claim.ID, ms(o.Result.At), status, msg, o.Result.Duration.Milliseconds()}
 		if o.Result.OK() {
-			wins = append(wins, [2]int64{o.Claim.ID, o.Claim.Claim})
+			wins = append(wins, [3]int64{o.Claim.ID, o.Claim.Claim, o.Claim.Holder})
 		}
 	}
 	attemptRows, err := json.Marshal(rows)
@@ -548,21 +650,25 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 		if len(wins) > 0 {
 			// A success settles the delivery only while its claim holds.
 			if _, err := tx.exec(`UPDATE webhook_deliveries AS d SET status = 'succeeded', attempts = d.attempts + 1,
-					next_attempt_at = NULL, claimed_until = NULL
-				FROM (SELECT CAST(j.value ->> 0 AS BIGINT) AS id, CAST(j.value ->> 1 AS BIGINT) AS claim FROM `+tx.db.dia.jsonEach+`) AS s
-				WHERE d.id = s.id AND d.claimed_until = s.claim`, string(winRows)); err != nil {
+					next_attempt_at = NULL, claimed_until = NULL, claimed_by = NULL
+				FROM (SELECT CAST(j.value ->> 0 AS BIGINT) AS id, CAST(j.value ->> 1 AS BIGINT) AS claim, CAST(j.value ->> 2 AS BIGINT) AS holder FROM `+tx.db.dia.jsonEach+`) AS s
+				WHERE d.id = s.id AND d.claimed_until = s.claim AND COALESCE(d.claimed_by, 0) = s.holder`, string(winRows)); err != nil {
 				return err
 			}
 		}
-		// The webhook's row as the attempts so far leave it: read once,
-		// updated in memory in attempt order, written once at the end. The
-		// transaction holds the write lock, so nobody changes it meanwhile.
+		// What this call's attempts do to each webhook's counters, in
+		// attempt order: successes and failures to add; the run of
+		// failures in a row, either added to the stored one or, after a
+		// success, replacing it; and the longest run that began after a
+		// success, which fails the webhook if it reached the threshold
+		// even though a later success ended it.
 		type tally struct {
-			status               string
-			consecutive, retries int
-			successes, failures  int
+			successes, failures int
+			reset               bool
+			run, pre, peak      int
 		}
 		hooks := map[int64]*tally{}
+		var order []int64
 		for _, o := range list {
 			c := o.Claim
 			if !exists[c.ID] {
@@ -571,57 +677,82 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 			h := hooks[c.WebhookID]
 			if h == nil {
 				h = &tally{}
-				if err := tx.queryRow(`SELECT status, consecutive_failures, max_retries FROM webhooks WHERE id = ?`, c.WebhookID).
-					Scan(&h.status, &h.consecutive, &h.retries); err != nil {
-					return err
-				}
 				hooks[c.WebhookID] = h
+				order = append(order, c.WebhookID)
 			}
-			if o.Result.OK() {
-				h.consecutive, h.successes = 0, h.successes+1
-				continue
-			}
-			if !o.Result.Blocked {
-				h.consecutive, h.failures = h.consecutive+1, h.failures+1
-				if h.consecutive >= WebhookFailureThreshold {
-					h.status = WebhookFailed
+			switch {
+			case o.Result.OK():
+				h.successes, h.reset, h.run = h.successes+1, true, 0
+			case !o.Result.Blocked:
+				h.failures, h.run = h.failures+1, h.run+1
+				if h.reset {
+					h.peak = max(h.peak, h.run)
+				} else {
+					h.pre = h.run
 				}
 			}
-			var attempts int
-			var claim sql.NullInt64
-			if err := tx.queryRow(`SELECT attempts, claimed_until FROM webhook_deliveries WHERE id = ?`, c.ID).Scan(&attempts, &claim); err != nil {
+		}
+		// Each webhook is updated by one statement that adds to what is
+		// stored, never writes back what was read: attempts recorded by
+		// other processes at the same time all count. Rows are taken in id
+		// order, so two recorders cannot deadlock.
+		slices.Sort(order)
+		type state struct {
+			status  string
+			retries int
+		}
+		after := make(map[int64]state, len(order))
+		for _, id := range order {
+			h := hooks[id]
+			var st state
+			if err := tx.queryRow(`UPDATE webhooks SET
+					consecutive_failures = CASE WHEN ? THEN 0 ELSE consecutive_failures END + ?,
+					total_successes = total_successes + ?, total_failures = total_failures + ?,
+					status = CASE WHEN consecutive_failures + CAST(? AS BIGINT) >= CAST(? AS BIGINT) OR CAST(? AS BIGINT) >= CAST(? AS BIGINT) THEN 'FAILED' ELSE status END
+				WHERE id = ? RETURNING status, max_retries`,
+				h.reset, h.run, h.successes, h.failures, h.pre, WebhookFailureThreshold, h.peak, WebhookFailureThreshold, id).Scan(&st.status, &st.retries); err != nil {
 				return err
 			}
-			if !claim.Valid || claim.Int64 != c.Claim {
-				// The lease expired and another claim owns the delivery now.
+			after[id] = st
+		}
+		for _, o := range list {
+			c := o.Claim
+			if !exists[c.ID] || o.Result.OK() {
 				continue
 			}
-			attempts++
-			// A blocked attempt would be blocked again: no retry.
-			if attempts <= h.retries && !o.Result.Blocked {
+			st := after[c.WebhookID]
+			// Counted only while the claim holds: once its lease expired,
+			// or its holder's session ended, another claim owns the
+			// delivery.
+			var attempts int
+			err := tx.queryRow(`UPDATE webhook_deliveries SET attempts = attempts + 1
+				WHERE id = ? AND claimed_until = ? AND COALESCE(claimed_by, 0) = ? RETURNING attempts`,
+				c.ID, c.Claim, c.Holder).Scan(&attempts)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			// A blocked attempt would be blocked again: no retry. A FAILED
+			// webhook's retry waits, unscheduled, until it is re-enabled.
+			if attempts <= st.retries && !o.Result.Blocked {
 				var next any
-				if h.status == WebhookActive {
+				if st.status == WebhookActive {
 					next = ms(tx.now.Add(RetryDelay(retryBase, attempts)))
 				}
-				_, err = tx.exec(`UPDATE webhook_deliveries SET attempts = ?, next_attempt_at = ?, claimed_until = NULL WHERE id = ?`,
-					attempts, next, c.ID)
+				_, err = tx.exec(`UPDATE webhook_deliveries SET next_attempt_at = ?, claimed_until = NULL, claimed_by = NULL WHERE id = ?`, next, c.ID)
 			} else {
-				_, err = tx.exec(`UPDATE webhook_deliveries SET status = 'failed', attempts = ?, next_attempt_at = NULL, claimed_until = NULL WHERE id = ?`,
-					attempts, c.ID)
+				_, err = tx.exec(`UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, claimed_until = NULL, claimed_by = NULL WHERE id = ?`, c.ID)
 			}
 			if err != nil {
 				return err
 			}
 		}
-		for id, h := range hooks {
-			if _, err := tx.exec(`UPDATE webhooks SET consecutive_failures = ?, total_successes = total_successes + ?,
-				total_failures = total_failures + ?, status = ? WHERE id = ?`,
-				h.consecutive, h.successes, h.failures, h.status, id); err != nil {
-				return err
-			}
+		for _, id := range order {
 			// Parking last also catches the deliveries this call released
 			// before the webhook failed, as recording one by one would.
-			if h.status == WebhookFailed {
+			if after[id].status == WebhookFailed {
 				if err := tx.parkDeliveries(id); err != nil {
 					return err
 				}

@@ -42,10 +42,11 @@ type pgStore struct {
 	cfg *pgx.ConnConfig
 	// where names the server for messages: host and port, never the
 	// password.
-	where  string
-	log    *slog.Logger
-	listen *listener
-	leader pgLeader
+	where    string
+	log      *slog.Logger
+	listen   *listener
+	leader   pgLeader
+	presence pgPresence
 }
 
 func openPostgres(ctx context.Context, target string, up bool, opts Options) (*DB, error) {

@@ -451,13 +451,26 @@ func (d *Dispatcher) deliver(ctx context.Context, c *store.ClaimedDelivery, leas
 		finished <- sent{hook: c.WebhookID, id: c.ID}
 		return
 	}
-	res := d.send(ctx, c)
+	sctx := ctx
+	if c.Live != nil && c.Live.Done() != nil {
+		// Once the claim may be taken back by another process, this send
+		// stops: the delivery is another's to send.
+		if c.Live.Err() != nil {
+			finished <- sent{hook: c.WebhookID, id: c.ID}
+			return
+		}
+		var cancel context.CancelFunc
+		sctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(c.Live, cancel)()
+	}
+	res := d.send(sctx, c)
 	speed := -1
 	if res.Status != 0 && res.Duration < fast {
 		speed = 1
 	}
 	finished <- sent{c.WebhookID, c.ID, speed}
-	if ctx.Err() != nil && !res.OK() {
+	if sctx.Err() != nil && !res.OK() {
 		d.release(ctx, []*store.ClaimedDelivery{c})
 		return
 	}
