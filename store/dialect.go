@@ -47,6 +47,11 @@ type dialect struct {
 	// other processes run at once; empty on SQLite, whose one writer at a
 	// time holds the whole database.
 	forUpdate string
+	// skipLocked ends a SELECT … FOR UPDATE that passes over the rows
+	// other transactions hold rather than wait for them: housekeeping that
+	// any transaction may do, so that it never waits on, or deadlocks
+	// with, another process doing the same; empty on SQLite.
+	skipLocked string
 	// lockOrder sorts the rows a group commit writes by key (see
 	// flushUsers and sortAssignments): where transactions of several
 	// processes take row locks at once, rows taken in one order cannot
