@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"container/list"
 	"crypto/rand"
 	"encoding/base64"
 	"net/http"
@@ -9,111 +8,55 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
 	"service/store"
 )
 
-// Sign-in throttle: failures counted per email and per client address over
-// a window. An address gets more tries than an email because several
+// Sign-in throttle: failures counted per email and per client address
+// within store.SignInWindow. They are kept in the database, so every
+// process sharing it counts the same failures and a lockout outlives a
+// restart. An address gets more tries than an email because several
 // people may share one (an office behind NAT).
 const (
-	throttleWindow   = 15 * time.Minute
 	maxEmailFailures = 5
 	maxAddrFailures  = 20
-	maxThrottleKeys  = 100_000
 )
 
-// throttle keeps the failures in memory, within maxThrottleKeys keys when
-// it can. Making room never forgets a lockout, else an attacker could lock
-// an account, fail from enough other addresses to fill the memory, and
-// guess again: it drops expired windows first, then the oldest windows
-// that lock nobody out. Should every key be locked out, the map grows past
-// its bound instead; that costs an attacker limit failed sign-ins, each a
-// bcrypt check, per key within one window, which keeps it small.
-type throttle struct {
-	mu   sync.Mutex
-	fail map[string]*failures
-	// open holds the keys not locked out in the order their windows began,
-	// locked the others in the order they locked; the front of each is the
-	// first to expire, or nearly: an expired lockout behind a live one
-	// waits at most one more window to be dropped.
-	open, locked list.List
+// signInKeys are the throttle's keys of a sign-in: the email, whatever
+// its case, and the client address.
+type signInKeys struct{ email, addr string }
+
+func keysOf(email string, r *http.Request) signInKeys {
+	return signInKeys{email: "email:" + strings.ToLower(email), addr: "addr:" + clientAddr(r)}
 }
 
-type failures struct {
-	key      string
-	n, limit int
-	first    time.Time
-	in       *list.List
-	el       *list.Element
+// lockout returns how long until a sign-in with keys k may be tried again,
+// or 0.
+func (d *Dashboard) lockout(r *http.Request, k signInKeys) (time.Duration, error) {
+	return d.DB.SignInLockout(r.Context(),
+		store.SignInLimit{Key: k.email, Max: maxEmailFailures}, store.SignInLimit{Key: k.addr, Max: maxAddrFailures})
 }
 
-func newThrottle() *throttle { return &throttle{fail: map[string]*failures{}} }
-
-// blocked returns how long until key may try again, or 0.
-func (t *throttle) blocked(key string, limit int, now time.Time) time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f := t.fail[key]
-	if f == nil || now.Sub(f.first) >= throttleWindow {
-		return 0
-	}
-	if f.n >= limit {
-		return throttleWindow - now.Sub(f.first)
-	}
-	return 0
+// signInFailed counts a failed sign-in against both keys, together.
+func (d *Dashboard) signInFailed(r *http.Request, k signInKeys) error {
+	return d.DB.RecordSignInFailure(r.Context(), k.email, k.addr)
 }
 
-// failed counts a failure of key, which limit failures in a window lock out.
-func (t *throttle) failed(key string, limit int, now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	f := t.fail[key]
-	if f != nil && now.Sub(f.first) >= throttleWindow {
-		t.drop(f)
-		f = nil
-	}
-	if f == nil {
-		t.makeRoom(now)
-		f = &failures{key: key, limit: limit, first: now, in: &t.open}
-		f.el = t.open.PushBack(f)
-		t.fail[key] = f
-	}
-	f.n++
-	if f.n >= f.limit && f.in == &t.open {
-		t.open.Remove(f.el)
-		f.in, f.el = &t.locked, t.locked.PushBack(f)
-	}
+// tooManySignIns answers an attempt while locked out: page, with how long
+// to wait in v's banner and in Retry-After.
+func (d *Dashboard) tooManySignIns(w http.ResponseWriter, r *http.Request, page string, v *view, wait time.Duration) {
+	v.Error = "Too many failed sign-ins. Try again in " + strconv.Itoa(int((wait+time.Minute-1)/time.Minute)) + " minute(s)."
+	w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
+	d.render(w, r, http.StatusTooManyRequests, page, v)
 }
 
-func (t *throttle) makeRoom(now time.Time) {
-	if len(t.fail) < maxThrottleKeys {
-		return
-	}
-	for _, l := range []*list.List{&t.open, &t.locked} {
-		for e := l.Front(); e != nil && now.Sub(e.Value.(*failures).first) >= throttleWindow; e = l.Front() {
-			t.drop(e.Value.(*failures))
-		}
-	}
-	for len(t.fail) >= maxThrottleKeys && t.open.Len() > 0 {
-		t.drop(t.open.Front().Value.(*failures))
-	}
-}
-
-func (t *throttle) drop(f *failures) {
-	f.in.Remove(f.el)
-	delete(t.fail, f.key)
-}
-
-func (t *throttle) reset(key string) {
-	t.mu.Lock()
-	if f := t.fail[key]; f != nil {
-		t.drop(f)
-	}
-	t.mu.Unlock()
+// serverError logs err and answers 500, for the signed-out pages, which
+// have no session for d.fail.
+func (d *Dashboard) serverError(w http.ResponseWriter, r *http.Request, what string, err error) {
+	d.Log.Error(what, "err", err)
+	d.render(w, r, http.StatusInternalServerError, "message", &view{Title: "Error", Error: "Something went wrong on the server. It has been logged."})
 }
 
 func (d *Dashboard) handleRoot(w http.ResponseWriter, r *http.Request) {
@@ -179,8 +122,7 @@ func (d *Dashboard) setupRefused(w http.ResponseWriter, r *http.Request, err err
 			Error: "This setup link is invalid or has already been used. Sign in, or create a user with: service users create"})
 		return
 	}
-	d.Log.Error("setup", "err", err)
-	d.render(w, r, http.StatusInternalServerError, "message", &view{Title: "Error", Error: "Something went wrong on the server. It has been logged."})
+	d.serverError(w, r, "setup", err)
 }
 
 func (d *Dashboard) handleSetup(w http.ResponseWriter, r *http.Request) {
@@ -234,14 +176,14 @@ func (d *Dashboard) handleSignIn(w http.ResponseWriter, r *http.Request) {
 	email, password := strings.TrimSpace(r.PostFormValue("email")), r.PostFormValue("password")
 	next := r.PostFormValue("next")
 	v := &view{Title: "Sign in", Errors: map[string]string{}, Form: r.PostForm, Data: d.signInData(w, r, next)}
-	now := d.Now()
-	emailKey, addrKey := "email:"+strings.ToLower(email), "addr:"+clientAddr(r)
-	wait := max(d.throttle.blocked(emailKey, maxEmailFailures, now), d.throttle.blocked(addrKey, maxAddrFailures, now))
+	keys := keysOf(email, r)
+	wait, err := d.lockout(r, keys)
+	if err != nil {
+		d.serverError(w, r, "sign-in throttle", err)
+		return
+	}
 	if wait > 0 {
-		minutes := int((wait + time.Minute - 1) / time.Minute)
-		v.Error = "Too many failed sign-ins. Try again in " + strconv.Itoa(minutes) + " minute(s)."
-		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-		d.render(w, r, http.StatusTooManyRequests, "signin", v)
+		d.tooManySignIns(w, r, "signin", v, wait)
 		return
 	}
 	u, err := d.DB.AuthenticateDashboardUser(r.Context(), email, password)
@@ -249,14 +191,19 @@ func (d *Dashboard) handleSignIn(w http.ResponseWriter, r *http.Request) {
 		if err != store.ErrBadCredentials {
 			d.Log.Error("sign in", "err", err)
 		}
-		d.throttle.failed(emailKey, maxEmailFailures, now)
-		d.throttle.failed(addrKey, maxAddrFailures, now)
+		if err := d.signInFailed(r, keys); err != nil {
+			d.serverError(w, r, "sign-in throttle", err)
+			return
+		}
 		d.Log.Warn("dashboard sign-in failed", "email", email, "addr", clientAddr(r))
 		v.Error = "Wrong email or password."
 		d.render(w, r, http.StatusUnauthorized, "signin", v)
 		return
 	}
-	d.throttle.reset(emailKey)
+	if err := d.DB.ResetSignInFailures(r.Context(), keys.email); err != nil {
+		d.serverError(w, r, "sign-in throttle", err)
+		return
+	}
 	d.startSession(w, r, u.ID, d.safeNext(next))
 }
 
@@ -318,8 +265,7 @@ func seeOther(w http.ResponseWriter, to string) {
 func (d *Dashboard) startSession(w http.ResponseWriter, r *http.Request, userID int64, to string) {
 	token, s, err := d.DB.CreateDashboardSession(r.Context(), userID, d.SessionTTL)
 	if err != nil {
-		d.Log.Error("create session", "err", err)
-		d.render(w, r, http.StatusInternalServerError, "message", &view{Title: "Error", Error: "Something went wrong on the server. It has been logged."})
+		d.serverError(w, r, "create session", err)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,

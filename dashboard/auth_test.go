@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"service/dashboard"
+	"service/internal/pgtest"
+	"service/internal/testclock"
+	"service/store"
 )
 
 func TestSetupLink(t *testing.T) {
@@ -186,6 +189,8 @@ func TestNextStaysOnSite(t *testing.T) {
 
 func TestSignInThrottle(t *testing.T) {
 	e := newEnv(t).withUser()
+	clock := testclock.New(time.Now())
+	e.db.Now = clock.Now
 	b := e.browser()
 	for i := 0; i < 5; i++ {
 		wantStatus(t, b.signIn(testEmail, "wrong password"), http.StatusUnauthorized)
@@ -193,22 +198,116 @@ func TestSignInThrottle(t *testing.T) {
 	// Throttled: even the right password is refused until the window ends.
 	p := b.signIn(testEmail, testPassword)
 	wantStatus(t, p, http.StatusTooManyRequests)
-	wantContains(t, p, "Too many failed sign-ins")
-	if p.header.Get("Retry-After") == "" {
-		t.Fatal("no Retry-After")
+	wantContains(t, p, "Too many failed sign-ins. Try again in 15 minute(s).")
+	if got := p.header.Get("Retry-After"); got != "901" {
+		t.Fatalf("Retry-After=%q, want 901", got)
 	}
-	e.now = e.now.Add(16 * time.Minute)
+	// The email counts whatever its case.
+	wantStatus(t, b.signIn(strings.ToUpper(testEmail), testPassword), http.StatusTooManyRequests)
+	clock.Add(14*time.Minute + 30*time.Second)
+	p = b.signIn(testEmail, testPassword)
+	wantStatus(t, p, http.StatusTooManyRequests)
+	wantContains(t, p, "Try again in 1 minute(s).")
+	if got := p.header.Get("Retry-After"); got != "31" {
+		t.Fatalf("Retry-After=%q, want 31", got)
+	}
+	clock.Add(time.Minute + 30*time.Second)
 	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusSeeOther)
+
+	t.Run("SuccessResets", func(t *testing.T) {
+		b := e.browser()
+		for range 4 {
+			wantStatus(t, b.signIn(testEmail, "wrong password"), http.StatusUnauthorized)
+		}
+		wantStatus(t, b.signIn(testEmail, testPassword), http.StatusSeeOther)
+		for range 4 {
+			wantStatus(t, e.browser().signIn(testEmail, "wrong password"), http.StatusUnauthorized)
+		}
+		wantStatus(t, e.browser().signIn(testEmail, testPassword), http.StatusSeeOther)
+	})
 
 	t.Run("PerAddress", func(t *testing.T) {
 		// Every test request comes from 127.0.0.1: spreading failures over
 		// many emails still trips the address's limit.
+		clock.Add(16 * time.Minute)
 		b := e.browser()
 		for i := 0; i < 20; i++ {
 			wantStatus(t, b.signIn("user"+string(rune('a'+i))+"@example.com", "wrong password"), http.StatusUnauthorized)
 		}
 		wantStatus(t, b.signIn(testEmail, testPassword), http.StatusTooManyRequests)
 	})
+}
+
+// TestSignInThrottleShared: the throttle is the database's, so dashboards
+// on one database (replicas) count the same failures, and a lockout
+// outlives a restart.
+func TestSignInThrottleShared(t *testing.T) {
+	e := newEnv(t).withUser()
+	clock := testclock.New(time.Now())
+	e.db.Now = clock.Now
+	replicas := []*env{e, e.replica()}
+	// Five failures, taking turns: each replica saw fewer than the limit.
+	for i := range 5 {
+		wantStatus(t, replicas[i%2].browser().signIn(testEmail, "wrong password"), http.StatusUnauthorized)
+	}
+	for i, r := range replicas {
+		if p := r.browser().signIn(testEmail, testPassword); p.status != http.StatusTooManyRequests {
+			t.Fatalf("replica %d: status=%d, want 429", i, p.status)
+		}
+	}
+	// A new dashboard on the database, as after a restart, knows it too.
+	restarted := e.replica()
+	wantStatus(t, restarted.browser().signIn(testEmail, testPassword), http.StatusTooManyRequests)
+	clock.Add(15 * time.Minute)
+	wantStatus(t, restarted.browser().signIn(testEmail, testPassword), http.StatusSeeOther)
+	// A success on one replica resets the count on all.
+	for range 4 {
+		wantStatus(t, replicas[0].browser().signIn(testEmail, "wrong password"), http.StatusUnauthorized)
+	}
+	wantStatus(t, replicas[1].browser().signIn(testEmail, testPassword), http.StatusSeeOther)
+	wantStatus(t, replicas[0].browser().signIn(testEmail, "wrong password"), http.StatusUnauthorized)
+	wantStatus(t, replicas[0].browser().signIn(testEmail, testPassword), http.StatusSeeOther)
+}
+
+// TestSignInThrottleDatabaseError: when the throttle cannot be read or
+// written, signing in answers 500, as other database errors do, and a
+// failure is recorded whole or not at all.
+func TestSignInThrottleDatabaseError(t *testing.T) {
+	e := newEnv(t).withUser()
+	raw, err := store.OpenSQL(e.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	exec := func(q string) {
+		t.Helper()
+		if _, err := raw.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	// Refuse the email's row: the address's, written first in the same
+	// transaction, must not stay.
+	if pgtest.Selected() {
+		exec(`CREATE FUNCTION refuse_email() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN IF NEW.key LIKE ''email:%'' THEN RAISE EXCEPTION ''refused''; END IF; RETURN NEW; END'`)
+		exec(`CREATE TRIGGER refuse_email BEFORE INSERT ON dashboard_signin_failures FOR EACH ROW EXECUTE FUNCTION refuse_email()`)
+	} else {
+		exec(`CREATE TRIGGER refuse_email BEFORE INSERT ON dashboard_signin_failures WHEN NEW.key LIKE 'email:%' BEGIN SELECT RAISE(ABORT, 'refused'); END`)
+	}
+	p := e.browser().signIn(testEmail, "wrong password")
+	wantStatus(t, p, http.StatusInternalServerError)
+	wantContains(t, p, "Something went wrong on the server.")
+	var rows int
+	if err := raw.QueryRow(`SELECT COUNT(*) FROM dashboard_signin_failures`).Scan(&rows); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 0 {
+		t.Fatalf("%d throttle rows after a failed record, want 0", rows)
+	}
+
+	exec(`DROP TABLE dashboard_signin_failures`)
+	b := e.browser()
+	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusInternalServerError)
+	wantStatus(t, b.get("/apps"), http.StatusSeeOther) // not signed in
 }
 
 func TestSecurityHeaders(t *testing.T) {
@@ -244,17 +343,29 @@ func TestAPIUnchanged(t *testing.T) {
 }
 
 // TestSignInLockoutSurvivesAFlood: failures from many other addresses,
-// enough to fill the throttle's memory, must not end a lockout.
+// and the trimming of the expired ones that they set off, must not end a
+// lockout.
 func TestSignInLockoutSurvivesAFlood(t *testing.T) {
 	e := newEnv(t).withUser()
+	clock := testclock.New(time.Now())
+	e.db.Now = clock.Now
+	if err := dashboard.FailSignInsFrom(e.d, 0, 500); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(5 * time.Minute)
 	b := e.browser()
 	for range 5 {
 		wantStatus(t, b.signIn(testEmail, "wrong password"), http.StatusUnauthorized)
 	}
 	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusTooManyRequests)
-	dashboard.FailSignInsFrom(e.d, 250_000)
+	// The first flood's windows have ended; the second one's failures
+	// trim them.
+	clock.Add(11 * time.Minute)
+	if err := dashboard.FailSignInsFrom(e.d, 500, 500); err != nil {
+		t.Fatal(err)
+	}
 	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusTooManyRequests)
-	e.now = e.now.Add(16 * time.Minute)
+	clock.Add(4 * time.Minute)
 	wantStatus(t, b.signIn(testEmail, testPassword), http.StatusSeeOther)
 }
 

@@ -52,13 +52,14 @@ type Dashboard struct {
 	// WebhookTimeout is the delivery timeout given to new webhooks, as the
 	// API gives it (serve's --webhook-timeout).
 	WebhookTimeout time.Duration
-	// Now is the clock of the sign-in throttle; tests replace it.
+	// Now is the clock of the events page's counts; tests replace it.
+	// The store's clock (store.DB.Now) rules sessions and the sign-in
+	// throttle.
 	Now func() time.Time
 
-	throttle *throttle
-	pages    pages
-	mux      *http.ServeMux
-	routes   []Route // every route registered, for Routes
+	pages  pages
+	mux    *http.ServeMux
+	routes []Route // every route registered, for Routes
 }
 
 // New builds the dashboard and its routes.
@@ -67,7 +68,6 @@ func New(db *store.DB, log *slog.Logger) *Dashboard {
 		log = slog.Default()
 	}
 	d := &Dashboard{DB: db, Log: log, SessionTTL: 12 * time.Hour, WebhookTimeout: 30 * time.Second, Now: time.Now}
-	d.throttle = newThrottle()
 	d.pages = parsePages()
 	d.mux = d.register()
 	return d

@@ -44,8 +44,13 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return openEnv(t, pgtest.DB(t, filepath.Join(t.TempDir(), "dash.db")))
+}
+
+// openEnv serves the dashboard and the API over the database at path.
+func openEnv(t testing.TB, path string) *env {
+	t.Helper()
 	ctx := context.Background()
-	path := pgtest.DB(t, filepath.Join(t.TempDir(), "dash.db"))
 	db, err := store.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +63,16 @@ func newEnv(t testing.TB) *env {
 	e.srv = httptest.NewServer(dashboard.Mount(handlers.New(db, log), e.d))
 	t.Cleanup(e.srv.Close)
 	return e
+}
+
+// replica is another process on e's database, as a second replica or a
+// restarted server is: a store handle, dashboard and test server of its
+// own, on e's store clock, knowing e's user.
+func (e *env) replica() *env {
+	e.t.Helper()
+	r := openEnv(e.t, e.path)
+	r.db.Now, r.user = e.db.Now, e.user
+	return r
 }
 
 // withUser creates the standard user.

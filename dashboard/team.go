@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"service/store"
 )
@@ -160,8 +159,7 @@ func (d *Dashboard) inviteRefused(w http.ResponseWriter, r *http.Request, err er
 	case store.ErrInvitationInvalid:
 		d.render(w, r, http.StatusNotFound, "message", &view{Title: "Invitation not found", Error: err.Error()})
 	default:
-		d.Log.Error("invitation", "err", err)
-		d.render(w, r, http.StatusInternalServerError, "message", &view{Title: "Error", Error: "Something went wrong on the server. It has been logged."})
+		d.serverError(w, r, "invitation", err)
 	}
 }
 
@@ -187,21 +185,25 @@ func (d *Dashboard) handleInviteAccept(w http.ResponseWriter, r *http.Request) {
 	}
 	// An existing account's password is checked under the sign-in
 	// throttle: a link must not become a way around it.
-	now := d.Now()
-	emailKey, addrKey := "email:"+strings.ToLower(inv.Email), "addr:"+clientAddr(r)
+	keys := keysOf(inv.Email, r)
 	if inv.HasAccount {
-		if wait := max(d.throttle.blocked(emailKey, maxEmailFailures, now), d.throttle.blocked(addrKey, maxAddrFailures, now)); wait > 0 {
-			v.Error = "Too many failed sign-ins. Try again in " + strconv.Itoa(int((wait+time.Minute-1)/time.Minute)) + " minute(s)."
-			w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())+1))
-			d.render(w, r, http.StatusTooManyRequests, "invite", v)
+		wait, err := d.lockout(r, keys)
+		if err != nil {
+			d.serverError(w, r, "sign-in throttle", err)
+			return
+		}
+		if wait > 0 {
+			d.tooManySignIns(w, r, "invite", v, wait)
 			return
 		}
 	}
 	u, err := d.DB.AcceptInvitation(r.Context(), token, password)
 	switch {
 	case err == store.ErrBadCredentials:
-		d.throttle.failed(emailKey, maxEmailFailures, now)
-		d.throttle.failed(addrKey, maxAddrFailures, now)
+		if err := d.signInFailed(r, keys); err != nil {
+			d.serverError(w, r, "sign-in throttle", err)
+			return
+		}
 		v.Errors["password"] = "is not this account's password"
 		d.render(w, r, http.StatusUnauthorized, "invite", v)
 		return

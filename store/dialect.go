@@ -47,9 +47,11 @@ type dialect struct {
 	// other processes run at once; empty on SQLite, whose one writer at a
 	// time holds the whole database.
 	forUpdate string
-	// skipLocked ends a subquery choosing rows to claim: on PostgreSQL
-	// it locks them and passes over those another process is claiming at
-	// that moment, rather than waiting for its commit; empty on SQLite.
+	// skipLocked ends a SELECT that locks the rows it picks and passes
+	// over those other transactions hold rather than wait for them: a
+	// claim of deliveries another process is claiming at that moment, or
+	// housekeeping any transaction may do, so that it never waits on, or
+	// deadlocks with, another process doing the same; empty on SQLite.
 	skipLocked string
 	// lockOrder sorts the rows a group commit writes by key (see
 	// flushUsers and sortAssignments): where transactions of several
