@@ -4,7 +4,7 @@ BIN     ?= ./service
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X service/cmd.Version=$(VERSION)
 
-.PHONY: build run test race bench load soak lint cover fuzz clean sdk-test test-postgres test-postgres-schema load-postgres
+.PHONY: build run test race bench load soak lint cover fuzz clean sdk-test test-postgres test-postgres-schema load-postgres load-replicas
 
 build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
@@ -92,6 +92,10 @@ soak: build
 # make load on PostgreSQL (see scripts/load.sh).
 load-postgres: build
 	STORE=postgres BIN=$(BIN) ./scripts/load.sh
+
+# Two replicas on two cores against one on one core, on PostgreSQL.
+load-replicas: build
+	BIN=$(BIN) ./scripts/load.sh scale
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

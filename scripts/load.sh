@@ -3,6 +3,9 @@
 #
 #   scripts/load.sh        `make load`: three rounds of every workload
 #   scripts/load.sh soak   `make soak`: 1M new users, then 1M events
+#   scripts/load.sh scale  `make load-replicas` (PostgreSQL): each workload on
+#                          one replica on one core, then on two replicas on
+#                          two cores, and the scaling factor of each
 #   scripts/load.sh profile WORKLOAD
 #                          a CPU profile of the service during one run of
 #                          WORKLOAD, saved as WORKLOAD.pprof in the current
@@ -44,6 +47,9 @@ cd "$(dirname "$0")/.."
 
 MODE=${1:-load}
 STORE=${STORE:-sqlite}
+if [ "$MODE" = scale ]; then
+	STORE=postgres
+fi
 if [ "$STORE" = postgres ] && [ -z "${PG_DATADIR:-}" ]; then
 	# A server of its own: the figures need its durability settings and
 	# its pinning, which a shared server's would not have.
@@ -59,6 +65,7 @@ USERS=${USERS:-2000}
 SOAK_USERS=${SOAK_USERS:-1000000}
 SOAK_EVENTS=${SOAK_EVENTS:-1000000}
 ADDR=127.0.0.1:18181
+ADDR2=127.0.0.1:18185
 BARE_ADDR=127.0.0.1:18182
 PPROF_ADDR=127.0.0.1:18183
 METRICS_ADDR=127.0.0.1:18184
@@ -374,11 +381,74 @@ profile() {
 
 }
 
+# scale: the scaling of each workload from one replica to two. First one
+# replica, pinned as for `load` (service and PostgreSQL on CPU 1, wrk on
+# CPU 0); then a second replica joins and every process may use both CPUs:
+# the replicas (GOMAXPROCS=1 each), PostgreSQL and one wrk per replica, each
+# with half the connections, whose rates are summed. There is no third CPU
+# for wrk, so the second setup's servers get what wrk leaves of two cores.
+scale() {
+	declare -A ONE TWO P1 P2
+	local r s line rps p99 rps2 p992 tag
+	for r in $(seq "$ROUNDS"); do
+		for s in "${WORKLOADS[@]}"; do
+			wrkrun "$WARMUP" "$(url $s)" "$(lua "$s-w$r" "$(body $s "w$r")")" >/dev/null
+			line=$(wrkrun "$DURATION" "$(url $s)" "$(lua "$s-$r" "$(body $s "r$r")")")
+			read -r _ rps p99 _ <<<"$line"
+			ONE[$s]+="$rps "
+			P1[$s]+="$p99 "
+		done
+	done
+	env GOMAXPROCS=1 "$BIN" serve --db "$DB" --addr "$ADDR2" --log-level "${LOG_LEVEL:-info}" >/dev/null 2>"$TMP/service2.log" &
+	PIDS+=($!)
+	local second=$!
+	wait_http "http://$ADDR2/healthz"
+	taskset -a -p -c 0,1 "$SERVICE_PID" >/dev/null
+	taskset -a -p -c 0,1 "$second" >/dev/null
+	local pm
+	pm=$(head -1 "$PG_DATADIR/postmaster.pid")
+	for pid in "$pm" $(pgrep -P "$pm"); do
+		taskset -a -p -c 0,1 "$pid" >/dev/null
+	done
+	local half=$((CONNS / 2))
+	for r in $(seq "$ROUNDS"); do
+		for s in "${WORKLOADS[@]}"; do
+			for tag in w m; do
+				wrk -t1 -c"$half" -d"$([ $tag = w ] && echo "$WARMUP" || echo "$DURATION")" --latency \
+					-s "$(lua "$s-a$tag$r" "$(body $s "a$tag$r")")" "$(url $s)" | grep '^RESULT' >"$TMP/a.out" &
+				local a=$!
+				wrk -t1 -c"$half" -d"$([ $tag = w ] && echo "$WARMUP" || echo "$DURATION")" --latency \
+					-s "$(lua "$s-b$tag$r" "$(body $s "b$tag$r")")" "$(url $s | sed "s/$ADDR/$ADDR2/")" | grep '^RESULT' >"$TMP/b.out" &
+				wait $a $!
+			done
+			read -r _ rps p99 _ <"$TMP/a.out"
+			read -r _ rps2 p992 _ <"$TMP/b.out"
+			TWO[$s]+="$(awk -v a="$rps" -v b="$rps2" 'BEGIN { printf "%.0f", a + b }') "
+			P2[$s]+="$(awk -v a="$p99" -v b="$p992" 'BEGIN { print (a > b) ? a : b }') "
+		done
+	done
+	echo "median of $ROUNDS rounds (wrk -c$CONNS in all, -d$DURATION after $WARMUP warm-up):"
+	echo "  one replica: service and PostgreSQL on CPU 1, wrk on CPU 0"
+	echo "  two replicas: both replicas (GOMAXPROCS=1 each), PostgreSQL and two wrk (-c$half each) on CPUs 0-1"
+	printf '  %-18s %12s %10s %12s %10s %8s\n' workload "1: req/s" "p99 ms" "2: req/s" "p99 ms" scaling
+	for s in "${WORKLOADS[@]}"; do
+		# shellcheck disable=SC2086
+		printf '  %-18s %12s %10s %12s %10s %8s\n' "$s" "$(median ${ONE[$s]})" "$(median ${P1[$s]})" "$(median ${TWO[$s]})" "$(median ${P2[$s]})" \
+			"$(awk -v a="$(median ${TWO[$s]})" -v b="$(median ${ONE[$s]})" 'BEGIN { printf "%.2fx", a / b }')"
+	done
+	echo "  PostgreSQL: $("$PG_BINDIR/psql" -Atq "$DB" -c "SELECT format('%s deadlocks, %s commits, %s rollbacks', deadlocks, xact_commit, xact_rollback) FROM pg_stat_database WHERE datname = 'load'")"
+	if [ -s "$TMP/service2.log" ]; then
+		echo "second replica's log (warnings and errors):"
+		grep -v '"level":"INFO"' "$TMP/service2.log" | tail -5
+	fi
+}
+
 setup
 echo "store $STORE; $(nproc) CPUs; $USERS pre-assigned users; log level ${LOG_LEVEL:-info}"
 case $MODE in
 load) load ;;
 soak) soak ;;
+scale) scale ;;
 profile) profile "${2:?profile needs a workload: ${WORKLOADS[*]}}" ;;
 *)
 	echo "load.sh: unknown mode $MODE (load, soak or profile)" >&2
