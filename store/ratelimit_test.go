@@ -10,12 +10,12 @@ import (
 	"service/internal/pgtest"
 )
 
-// TestRateWindows: the shared count of rate limits. On PostgreSQL claims
+// TestRateLimitWindows: the shared count of rate limits. On PostgreSQL claims
 // hand out exactly the limit, whichever process asks and however the
 // requests are batched; returned requests can be claimed again; windows
 // are apart by app, class and minute; trimming deletes old minutes only.
 // On SQLite the store keeps no shared count: each process counts its own.
-func TestRateWindows(t *testing.T) {
+func TestRateLimitWindows(t *testing.T) {
 	ctx := context.Background()
 	if !pgtest.Selected() {
 		db := mustOpenDB(t)
