@@ -12,7 +12,7 @@ import (
 // processes serve one database, so the count of every window lives in
 // rate_limit_windows, where each process claims requests from it: one at
 // a time for the small limits, whose count is then exact, in batches for
-// the large ones (see handlers/ratelimit.go).
+// the large ones (see handlers/ratelimit_shared.go).
 //
 // A window's used column is what it has handed out. A claim adds what it
 // asks for while the window is not full, so a last claim may take used
