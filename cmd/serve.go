@@ -254,6 +254,9 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	if e := hs.Shutdown(sctx); e != nil {
 		log.Warn("http shutdown", "err", e)
 	}
+	// No request is served any more: the rate-limit requests this process
+	// claimed and did not use go back to the other replicas.
+	srv.Close()
 	stopWork()
 	if e := g.Wait(); e != nil && !errors.Is(e, context.Canceled) {
 		err = errors.Join(err, e)

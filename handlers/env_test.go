@@ -47,6 +47,7 @@ func newEnv(t testing.TB) *testEnv {
 	}
 	t.Cleanup(func() { db.Close() })
 	e := &testEnv{t: t, DB: db, Srv: newServer(db)}
+	t.Cleanup(e.Srv.Close) // before the database closes
 	e.App, e.Admin, e.Read, e.Cli = e.newApp("test", "enterprise", 1_000_000)
 	return e
 }

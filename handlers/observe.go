@@ -14,6 +14,10 @@ type Observer interface {
 	Request(route, method string, status int, took time.Duration)
 	// RateLimited is called for each 429 an app's key is refused.
 	RateLimited(appID int64)
+	// RateLimitFallback is called for each request whose rate limit this
+	// process judged on its own because the database's shared count
+	// (PostgreSQL) did not answer.
+	RateLimitFallback()
 }
 
 // Unmatched is the route label of requests that matched no route.
@@ -37,5 +41,11 @@ func (s *Server) instrument(route string, h http.Handler) http.Handler {
 func (s *Server) observeRateLimited(appID int64) {
 	if o := s.Observe; o != nil {
 		o.RateLimited(appID)
+	}
+}
+
+func (s *Server) observeRateLimitFallback() {
+	if o := s.Observe; o != nil {
+		o.RateLimitFallback()
 	}
 }

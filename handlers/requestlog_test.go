@@ -170,7 +170,8 @@ func (o *recordingObserver) Request(route, _ string, status int, took time.Durat
 	o.took = append(o.took, took)
 }
 
-func (o *recordingObserver) RateLimited(int64) {}
+func (o *recordingObserver) RateLimited(int64)  {}
+func (o *recordingObserver) RateLimitFallback() {}
 
 // TestMetricsAndLogShareOneTiming: a request's metrics and its log line
 // come from the same two clock readings, so they report the same duration

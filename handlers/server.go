@@ -56,9 +56,18 @@ func New(db *store.DB, log *slog.Logger) *Server {
 		log = slog.Default()
 	}
 	s := &Server{DB: db, Log: log, WebhookTimeout: 30 * time.Second, limiter: newLimiter()}
+	if db != nil && db.SharedRateLimits() {
+		s.limiter.shared = newSharedLimiter(db, s, s.limiter)
+	}
 	s.router = s.routes()
 	return s
 }
+
+// Close gives the requests this process claimed from the shared rate-limit
+// windows (PostgreSQL) and did not use back to the other processes, and
+// stops the limiter's background work. Call it once no request is served
+// any more, before the database closes.
+func (s *Server) Close() { s.limiter.close() }
 
 // access says which roles may call a route.
 type access int

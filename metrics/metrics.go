@@ -33,6 +33,7 @@ type Metrics struct {
 	schedRuns     *prometheus.CounterVec
 	schedMoves    *prometheus.CounterVec
 	rateLimited   *prometheus.CounterVec
+	rateFallback  prometheus.Counter
 
 	// series caches the labelled children per (route, method, status), so
 	// a request costs two atomic adds rather than two label-hash lookups.
@@ -98,8 +99,12 @@ func New(db *store.DB) *Metrics {
 		Name: "service_rate_limited_total",
 		Help: "Requests refused with 429 RATE_LIMIT_EXCEEDED, by app.",
 	}, []string{"app"})
+	m.rateFallback = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "service_rate_limit_fallback_total",
+		Help: "Requests whose rate limit this process judged on its own because the shared count in PostgreSQL did not answer.",
+	})
 	for _, c := range []prometheus.Collector{m.requests, m.latency, m.batchSize, m.commitLatency,
-		m.events, m.impressions, m.deliveries, m.schedRuns, m.schedMoves, m.rateLimited} {
+		m.events, m.impressions, m.deliveries, m.schedRuns, m.schedMoves, m.rateLimited, m.rateFallback} {
 		f(c)
 	}
 	// Zero series exist from the start, so rate() and alerts see them
@@ -158,6 +163,9 @@ func (m *Metrics) Request(route, method string, status int, took time.Duration) 
 func (m *Metrics) RateLimited(appID int64) {
 	m.rateLimited.WithLabelValues(strconv.FormatInt(appID, 10)).Inc()
 }
+
+// RateLimitFallback implements handlers.Observer.
+func (m *Metrics) RateLimitFallback() { m.rateFallback.Inc() }
 
 // Store returns the hooks for store.DB.Observe.
 func (m *Metrics) Store() *store.Observer {

@@ -258,6 +258,15 @@ func TestRateLimitedByApp(t *testing.T) {
 	if got := value(t, e.m, "service_http_requests_total", "route", "/apps/:appId/campaigns", "status", "429"); got != n {
 		t.Errorf("requests_total{status=429}=%v, want %v", got, n)
 	}
+	// The shared count answered (on SQLite none is asked): nothing fell
+	// back to a process's own count.
+	if got := value(t, e.m, "service_rate_limit_fallback_total"); got != 0 {
+		t.Errorf("rate_limit_fallback_total=%v, want 0", got)
+	}
+	e.m.RateLimitFallback()
+	if got := value(t, e.m, "service_rate_limit_fallback_total"); got != 1 {
+		t.Errorf("rate_limit_fallback_total after one=%v, want 1", got)
+	}
 }
 
 func TestScrapeTimeGauges(t *testing.T) {
