@@ -381,6 +381,30 @@ profile() {
 
 }
 
+# server_ticks PID...: the CPU time (clock ticks) the processes and, for
+# PostgreSQL's postmaster, its children have used so far.
+server_ticks() {
+	local pm pids=("$@") t=0 pid
+	pm=$(head -1 "$PG_DATADIR/postmaster.pid")
+	pids+=("$pm" $(pgrep -P "$pm"))
+	for pid in "${pids[@]}"; do
+		t=$((t + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+	done
+	echo "$t"
+}
+
+# busy_ticks: the CPU time every CPU has spent busy so far.
+busy_ticks() {
+	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat
+}
+
+# cores START_SERVER START_BUSY END_SERVER END_BUSY SECONDS: the servers'
+# and everything else's (wrk) use of the CPUs, in cores.
+cores() {
+	awk -v s="$(($3 - $1))" -v b="$(($4 - $2))" -v d="$5" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { printf "%.2f %.2f", s / hz / d, (b - s) / hz / d }'
+}
+
 # scale: the scaling of each workload from one replica to two. First one
 # replica, pinned as for `load` (service and PostgreSQL on CPU 1, wrk on
 # CPU 0); then a second replica joins and every process may use both CPUs:
@@ -388,15 +412,19 @@ profile() {
 # with half the connections, whose rates are summed. There is no third CPU
 # for wrk, so the second setup's servers get what wrk leaves of two cores.
 scale() {
-	declare -A ONE TWO P1 P2
-	local r s line rps p99 rps2 p992 tag
+	declare -A ONE TWO P1 P2 C1 C2
+	local r s line rps p99 rps2 p992 tag s0 b0 secs=${DURATION%s}
 	for r in $(seq "$ROUNDS"); do
 		for s in "${WORKLOADS[@]}"; do
 			wrkrun "$WARMUP" "$(url $s)" "$(lua "$s-w$r" "$(body $s "w$r")")" >/dev/null
+			s0=$(server_ticks "$SERVICE_PID") b0=$(busy_ticks)
 			line=$(wrkrun "$DURATION" "$(url $s)" "$(lua "$s-$r" "$(body $s "r$r")")")
 			read -r _ rps p99 _ <<<"$line"
+			read -r sc _ <<<"$(cores "$s0" "$b0" "$(server_ticks "$SERVICE_PID")" "$(busy_ticks)" "$secs")"
+			printf '  round %s, one replica:  %-18s %s; servers %s cores\n' "$r" "$s" "$line" "$sc"
 			ONE[$s]+="$rps "
 			P1[$s]+="$p99 "
+			C1[$s]+="$sc "
 		done
 	done
 	env GOMAXPROCS=1 "$BIN" serve --db "$DB" --addr "$ADDR2" --log-level "${LOG_LEVEL:-info}" >/dev/null 2>"$TMP/service2.log" &
@@ -414,6 +442,9 @@ scale() {
 	for r in $(seq "$ROUNDS"); do
 		for s in "${WORKLOADS[@]}"; do
 			for tag in w m; do
+				if [ $tag = m ]; then
+					s0=$(server_ticks "$SERVICE_PID" "$second") b0=$(busy_ticks)
+				fi
 				wrk -t1 -c"$half" -d"$([ $tag = w ] && echo "$WARMUP" || echo "$DURATION")" --latency \
 					-s "$(lua "$s-a$tag$r" "$(body $s "a$tag$r")")" "$(url $s)" | grep '^RESULT' >"$TMP/a.out" &
 				local a=$!
@@ -421,20 +452,27 @@ scale() {
 					-s "$(lua "$s-b$tag$r" "$(body $s "b$tag$r")")" "$(url $s | sed "s/$ADDR/$ADDR2/")" | grep '^RESULT' >"$TMP/b.out" &
 				wait $a $!
 			done
+			read -r sc oc <<<"$(cores "$s0" "$b0" "$(server_ticks "$SERVICE_PID" "$second")" "$(busy_ticks)" "$secs")"
 			read -r _ rps p99 _ <"$TMP/a.out"
 			read -r _ rps2 p992 _ <"$TMP/b.out"
+			printf '  round %s, two replicas: %-18s %s | %s; servers %s cores, wrk and the rest %s\n' "$r" "$s" "$(cat "$TMP/a.out")" "$(cat "$TMP/b.out")" "$sc" "$oc"
+			C2[$s]+="$sc "
 			TWO[$s]+="$(awk -v a="$rps" -v b="$rps2" 'BEGIN { printf "%.0f", a + b }') "
 			P2[$s]+="$(awk -v a="$p99" -v b="$p992" 'BEGIN { print (a > b) ? a : b }') "
 		done
 	done
+	echo "(RESULT: req/s, p99 ms, errors, requests, p50, p90, p99.9 and max ms)"
 	echo "median of $ROUNDS rounds (wrk -c$CONNS in all, -d$DURATION after $WARMUP warm-up):"
 	echo "  one replica: service and PostgreSQL on CPU 1, wrk on CPU 0"
 	echo "  two replicas: both replicas (GOMAXPROCS=1 each), PostgreSQL and two wrk (-c$half each) on CPUs 0-1"
-	printf '  %-18s %12s %10s %12s %10s %8s\n' workload "1: req/s" "p99 ms" "2: req/s" "p99 ms" scaling
+	echo "  (cores: CPU time of the replicas and PostgreSQL over the run; per core: req/s per such core)"
+	printf '  %-18s %10s %7s %7s %10s %7s %7s %8s %9s\n' workload "1: req/s" "p99 ms" cores "2: req/s" "p99 ms" cores scaling "per core"
 	for s in "${WORKLOADS[@]}"; do
 		# shellcheck disable=SC2086
-		printf '  %-18s %12s %10s %12s %10s %8s\n' "$s" "$(median ${ONE[$s]})" "$(median ${P1[$s]})" "$(median ${TWO[$s]})" "$(median ${P2[$s]})" \
-			"$(awk -v a="$(median ${TWO[$s]})" -v b="$(median ${ONE[$s]})" 'BEGIN { printf "%.2fx", a / b }')"
+		local o=$(median ${ONE[$s]}) t=$(median ${TWO[$s]}) c1=$(median ${C1[$s]}) c2=$(median ${C2[$s]})
+		printf '  %-18s %10s %7s %7s %10s %7s %7s %8s %9s\n' "$s" "$o" "$(median ${P1[$s]})" "$c1" "$t" "$(median ${P2[$s]})" "$c2" \
+			"$(awk -v a="$t" -v b="$o" 'BEGIN { printf "%.2fx", a / b }')" \
+			"$(awk -v a="$t" -v b="$o" -v x="$c1" -v y="$c2" 'BEGIN { printf "%.2fx", (a / y) / (b / x) }')"
 	done
 	echo "  PostgreSQL: $("$PG_BINDIR/psql" -Atq "$DB" -c "SELECT format('%s deadlocks, %s commits, %s rollbacks', deadlocks, xact_commit, xact_rollback) FROM pg_stat_database WHERE datname = 'load'")"
 	if [ -s "$TMP/service2.log" ]; then
