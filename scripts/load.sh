@@ -5,7 +5,8 @@
 #   scripts/load.sh soak   `make soak`: 1M new users, then 1M events
 #   scripts/load.sh scale  `make load-replicas` (PostgreSQL): each workload on
 #                          one replica on one core, then on two replicas on
-#                          two cores, and the scaling factor of each
+#                          two cores, and the scaling factor of each; with
+#                          PROFILE=1, CPU profiles of the second replica
 #   scripts/load.sh profile WORKLOAD
 #                          a CPU profile of the service during one run of
 #                          WORKLOAD, saved as WORKLOAD.pprof in the current
@@ -427,7 +428,13 @@ scale() {
 			C1[$s]+="$sc "
 		done
 	done
-	env GOMAXPROCS=1 "$BIN" serve --db "$DB" --addr "$ADDR2" --log-level "${LOG_LEVEL:-info}" >/dev/null 2>"$TMP/service2.log" &
+	# PROFILE=1: CPU profiles of the second replica during the measured
+	# runs, saved as scale-WORKLOAD-ROUND.pprof in the current directory.
+	local pflags=()
+	if [ -n "${PROFILE:-}" ]; then
+		pflags=(--pprof-addr "$PPROF_ADDR")
+	fi
+	env GOMAXPROCS=1 "$BIN" serve --db "$DB" --addr "$ADDR2" --log-level "${LOG_LEVEL:-info}" "${pflags[@]}" >/dev/null 2>"$TMP/service2.log" &
 	PIDS+=($!)
 	local second=$!
 	wait_http "http://$ADDR2/healthz"
@@ -444,6 +451,9 @@ scale() {
 			for tag in w m; do
 				if [ $tag = m ]; then
 					s0=$(server_ticks "$SERVICE_PID" "$second") b0=$(busy_ticks)
+					if [ -n "${PROFILE:-}" ]; then
+						curl -fsS -o "$OUT/scale-$s-$r.pprof" "http://$PPROF_ADDR/debug/pprof/profile?seconds=$((secs - 1))" &
+					fi
 				fi
 				wrk -t1 -c"$half" -d"$([ $tag = w ] && echo "$WARMUP" || echo "$DURATION")" --latency \
 					-s "$(lua "$s-a$tag$r" "$(body $s "a$tag$r")")" "$(url $s)" | grep '^RESULT' >"$TMP/a.out" &
