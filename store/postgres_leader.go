@@ -142,11 +142,22 @@ func (db *DB) tryLead(ctx context.Context) (*Leadership, error) {
 	return l, nil
 }
 
-// watchLeadership checks the leader's session every leaderCheck until stop
-// closes. A check that fails or takes too long means the lock may be gone:
-// the leadership's context ends at once, so the work under it stops, while
-// the session is only closed by Release, after that work returned.
+// watchLeadership checks the leader's session until stop closes. A check
+// that fails or takes too long means the lock may be gone: the
+// leadership's context ends at once, so the work under it stops, while the
+// session is only closed by Release, after that work returned.
 func (db *DB) watchLeadership(c *pgx.Conn, lost context.CancelFunc, stop <-chan struct{}, done chan<- struct{}) {
+	db.watchSession(c, "postgres: the leader's session is lost; the scheduled work stops", func() {
+		db.leading.Store(false)
+		lost()
+	}, stop, done)
+}
+
+// watchSession pings a session that holds a lock every leaderCheck until
+// stop closes, and calls lost, once, when a ping fails or takes longer
+// than leaderCheckTimeout: from then on PostgreSQL may have released the
+// lock, and another process may act on that. It closes done on return.
+func (db *DB) watchSession(c *pgx.Conn, msg string, lost func(), stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	t := time.NewTicker(leaderCheck)
 	defer t.Stop()
@@ -161,9 +172,8 @@ func (db *DB) watchLeadership(c *pgx.Conn, lost context.CancelFunc, stop <-chan 
 		cancel()
 		if err != nil {
 			if db.pg.log != nil {
-				db.pg.log.Warn("postgres: the leader's session is lost; the scheduled work stops", "db", db.pg.where, "err", err)
+				db.pg.log.Warn(msg, "db", db.pg.where, "err", err)
 			}
-			db.leading.Store(false)
 			lost()
 			return
 		}

@@ -100,34 +100,10 @@ func (db *DB) presence(ctx context.Context) (int64, context.Context, error) {
 	p.conn = c
 	p.live, p.lost = context.WithCancel(context.Background())
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
-	go db.watchPresence(c, p.lost, p.stop, p.done)
+	// Once a check fails, the claims' context ends: from then on another
+	// process may take them back.
+	go db.watchSession(c, "postgres: the presence session is lost; webhook sends under its claims stop", p.lost, p.stop, p.done)
 	return p.key, p.live, nil
-}
-
-// watchPresence checks the presence session every leaderCheck until stop
-// closes, and ends the claims' context once a check fails or takes too
-// long: from then on another process may take them back.
-func (db *DB) watchPresence(c *pgx.Conn, lost context.CancelFunc, stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	t := time.NewTicker(leaderCheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), leaderCheckTimeout)
-		err := c.Ping(ctx)
-		cancel()
-		if err != nil {
-			if db.pg.log != nil {
-				db.pg.log.Warn("postgres: the presence session is lost; webhook sends under its claims stop", "db", db.pg.where, "err", err)
-			}
-			lost()
-			return
-		}
-	}
 }
 
 // closePresence ends the presence session, for Close. The dispatcher has
