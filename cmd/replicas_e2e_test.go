@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -811,13 +812,14 @@ func TestReplicasE2ERollingRestart(t *testing.T) {
 	}
 }
 
-// slowReceiver answers each delivery after hold, unless the sender goes
+// slowReceiver answers each delivery after its hold (which the test may
+// change at any time), unless the sender goes
 // away first. It records, per delivery id, how often it arrived, whether
 // two sends of one delivery ever overlapped, and the most sends in flight
 // at once.
 type slowReceiver struct {
 	url  string
-	hold time.Duration
+	hold atomic.Int64 // nanoseconds
 
 	mu       sync.Mutex
 	inFlight map[string]bool
@@ -830,7 +832,7 @@ type slowReceiver struct {
 
 func newSlowReceiver(t *testing.T, hold time.Duration) *slowReceiver {
 	t.Helper()
-	h := &slowReceiver{hold: hold, inFlight: map[string]bool{}, from: map[string]int{}, arrivals: map[string][]time.Time{}, cut: map[string]time.Time{}}
+	h := &slowReceiver{inFlight: map[string]bool{}, from: map[string]int{}, arrivals: map[string][]time.Time{}, cut: map[string]time.Time{}}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		// Read to the end: only then does the server watch the connection
 		// and end r's context when the sender goes away.
@@ -848,7 +850,7 @@ func newSlowReceiver(t *testing.T, hold time.Duration) *slowReceiver {
 		h.max = max(h.max, h.now)
 		h.arrivals[id] = append(h.arrivals[id], time.Now())
 		h.mu.Unlock()
-		timer := time.NewTimer(hold)
+		timer := time.NewTimer(time.Duration(h.hold.Load()))
 		defer timer.Stop()
 		ok := true
 		select {
@@ -866,6 +868,7 @@ func newSlowReceiver(t *testing.T, hold time.Duration) *slowReceiver {
 		h.mu.Unlock()
 		w.WriteHeader(http.StatusNoContent)
 	})}
+	h.hold.Store(int64(hold))
 	ln := listenLocal(t)
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
@@ -937,7 +940,11 @@ func (h *slowReceiver) arrivedAfter(id string, t time.Time) (time.Time, bool) {
 // with their lease, as the store's tests show.
 func TestReplicasE2EWebhooks(t *testing.T) {
 	e := newReplicaEnv(t)
-	recv := newSlowReceiver(t, 400*time.Millisecond)
+	// Sends are held 4 s (under the webhook's 5 s timeout) until a replica
+	// has been killed mid-send, so that the test finds one in flight
+	// however slow the machine; then 400 ms, slow enough that the cap
+	// stays at its base of 2.
+	recv := newSlowReceiver(t, 4*time.Second)
 	flags := []string{"--webhook-retry-base", "100ms"}
 	e.start(3, flags...)
 	hook := e2eNum(e.rs[0].call(t, http.StatusCreated, "POST", "/apps/"+e.app+"/webhooks", e.admin, map[string]any{
@@ -956,7 +963,13 @@ func TestReplicasE2EWebhooks(t *testing.T) {
 	// kill -9 a replica in the middle of a send: the one whose socket
 	// carries a delivery the receiver is answering.
 	var victim *e2eServer
-	e2eWait(t, 30*time.Second, "a send under way", func() bool {
+	deadline := time.Now().Add(30 * time.Second)
+	e2eWait(t, time.Hour, "a send under way", func() bool {
+		if time.Now().After(deadline) {
+			recv.mu.Lock()
+			defer recv.mu.Unlock()
+			t.Fatalf("no send under way by a replica within 30s: %d deliveries arrived, in flight from ports %v", len(recv.arrivals), recv.from)
+		}
 		recv.mu.Lock()
 		ports := slices.Collect(maps.Values(recv.from))
 		recv.mu.Unlock()
@@ -975,6 +988,7 @@ func TestReplicasE2EWebhooks(t *testing.T) {
 	killed := time.Now()
 	kills := []time.Time{killed}
 	victim.kill()
+	recv.hold.Store(int64(400 * time.Millisecond))
 	var cut []string
 	e2eWait(t, 5*time.Second, "the receiver to see the send cut", func() bool {
 		recv.mu.Lock()
