@@ -271,7 +271,7 @@ func (db *DB) Close() error {
 }
 
 func (db *DB) close() error {
-	db.rows.close()
+	db.rows.close(db.write)
 	db.wstmts.close()
 	db.rstmts.close()
 	return errors.Join(db.read.Close(), db.write.Close())

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"strings"
 	"testing"
@@ -155,5 +156,48 @@ func TestMultiRowFailureWritesNothing(t *testing.T) {
 	}
 	if n := mustScalar(t, db, `SELECT COUNT(*) FROM events`); n != 25 {
 		t.Fatalf("%d events stored, want 25", n)
+	}
+}
+
+// TestRowStatementsOfADiscardedConnection discards the writer's connection
+// after the group commit prepared its multi-row statements on it, as
+// database/sql does when a statement on it was interrupted by a cancelled
+// context: those statements died with their connection, so neither the
+// next write nor Close may finalize them, and the next write prepares its
+// own on the new connection.
+func TestRowStatementsOfADiscardedConnection(t *testing.T) {
+	sqliteOnly(t)
+	ctx := context.Background()
+	db, app, _ := mustOpenApp(t, eventsT0)
+	logTwo := func(tag string) {
+		t.Helper()
+		res, err := db.LogEvents(ctx, app, []*EventInput{{EventID: "view", UserID: tag + "1"}, {EventID: "view", UserID: tag + "2"}})
+		if err != nil || len(res) != 2 {
+			t.Fatalf("logging %s: %v", tag, err)
+		}
+	}
+	discard := func() {
+		t.Helper()
+		c, err := db.write.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A connection whose Raw function answers ErrBadConn is closed
+		// by database/sql, not put back.
+		if err := c.Raw(func(any) error { return driver.ErrBadConn }); !errors.Is(err, driver.ErrBadConn) {
+			t.Fatalf("Raw: %v", err)
+		}
+		c.Close()
+	}
+	logTwo("a")
+	discard()
+	logTwo("b")
+	discard()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db2 := mustOpenDBAt(t, db.path)
+	if n := countRows(t, db2, "SELECT COUNT(*) FROM events"); n != 4 {
+		t.Fatalf("%d events stored, want 4", n)
 	}
 }

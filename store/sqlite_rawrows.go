@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // The multi-row statements of a group commit (rows.go) run on the driver
@@ -29,8 +31,8 @@ func rowArgs(a []driver.NamedValue, vs ...any) []driver.NamedValue {
 }
 
 // rowStmts are the multi-row statements prepared on the writer's driver
-// connection. The writer pool has one connection; should database/sql ever
-// replace it, the statements of the old one are dropped. mu is held while
+// connection. The writer pool has one connection; when database/sql
+// replaces it, the statements of the old one died with it and are dropped. mu is held while
 // a statement runs, so close never finalizes one in use, and after close
 // nothing prepares or runs.
 type rowStmts struct {
@@ -68,12 +70,29 @@ func (s *rowStmts) exec(ctx context.Context, dc any, q string, args []driver.Nam
 	return x.ExecContext(ctx, args)
 }
 
-// close finalizes the statements, before the connection closes.
-func (s *rowStmts) close() {
+// close finalizes the statements of the writer's connection before the
+// pool closes it. database/sql discards a connection whose statement a
+// cancelled context interrupted, and closing it freed what its statements
+// point to: finalizing one of those crashes, so they are only dropped.
+// Raw hands over only a connection the pool still keeps, which tells the
+// two apart.
+func (s *rowStmts) close(w *sql.DB) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, st := range s.m {
-		st.Close()
+	if len(s.m) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if c, err := w.Conn(ctx); err == nil {
+			c.Raw(func(dc any) error {
+				if dc == s.dc {
+					for _, st := range s.m {
+						st.Close()
+					}
+				}
+				return nil
+			})
+			c.Close()
+		}
+		cancel()
 	}
 	s.dc, s.m, s.closed = nil, nil, true
 }
