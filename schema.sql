@@ -141,6 +141,7 @@ CREATE TRIGGER events_delete_event_users AFTER DELETE ON events WHEN old.user_id
     DELETE FROM event_users WHERE app_id = old.app_id AND user_id = old.user_id
         AND event_id = old.event_id AND ts = old.ts AND id = old.id;
 END;
+CREATE INDEX events_app_session ON events(app_id, session_id, event_id, ts) WHERE user_id IS NULL AND session_id IS NOT NULL;
 
 CREATE TABLE webhooks (
     id                   INTEGER PRIMARY KEY,

@@ -14,29 +14,37 @@ import (
 // (campaign_variants.cuped_sum_*), so the report stays a handful of rows
 // however many users a campaign has.
 //
-// Events are matched to a user by userId, through the event index. A
-// visitor known only by a sessionId has a covariate of 0: no index finds
-// events by session, and one would cost every logged event a write.
+// An event's key is its userId, else its sessionId, as a variant
+// request's is: a user assigned by userId counts the events with that
+// userId, found through the event index; a visitor assigned by sessionId
+// counts the events with that sessionId and no userId, found through
+// events_app_session, which holds only such events, so that events with a
+// userId cost nothing more to log.
 
 // msPerDay is one lookback day in milliseconds.
 const msPerDay = 24 * msPerHour
 
 // covariates counts the covariate of each assignment of list that has
-// CUPED on (lc set), in one query per campaign: most new users have no
-// earlier events, and for them the query's index probe finds nothing.
+// CUPED on (lc set), in one query per campaign and kind of key: most new
+// users have no earlier events, and for them the query's index probe
+// finds nothing.
 func (tx *Tx) covariates(list []pendingAssign) error {
-	var done []*liveCampaign
+	type group struct {
+		lc   *liveCampaign
+		kind byte
+	}
+	var done []group
 	for i := range list {
-		lc := list[i].lc
-		if lc == nil || slices.Contains(done, lc) {
+		g := group{list[i].lc, list[i].kind}
+		if g.lc == nil || slices.Contains(done, g) {
 			continue
 		}
-		done = append(done, lc)
-		// Every assignment of this campaign from i on, in one query.
+		done = append(done, g)
+		// Every assignment of this group from i on, in one query.
 		var pos []int
 		users := append(tx.runText[:0], '[')
 		for j := i; j < len(list); j++ {
-			if list[j].lc != lc {
+			if list[j].lc != g.lc || list[j].kind != g.kind {
 				continue
 			}
 			list[j].x = 0
@@ -48,7 +56,7 @@ func (tx *Tx) covariates(list []pendingAssign) error {
 		}
 		users = append(users, ']')
 		tx.runText = users[:0]
-		if err := tx.countCovariates(lc, list, pos, string(users)); err != nil {
+		if err := tx.countCovariates(g.lc, g.kind, list, pos, string(users)); err != nil {
 			return err
 		}
 	}
@@ -56,26 +64,24 @@ func (tx *Tx) covariates(list []pendingAssign) error {
 }
 
 // countCovariates counts the goal events in the lookback window of the
-// users list[pos[k]], whose ids the JSON array users holds in that order.
-func (tx *Tx) countCovariates(lc *liveCampaign, list []pendingAssign, pos []int, users string) error {
+// users list[pos[k]], whose keys of kind ('u' or 's') the JSON array users
+// holds in that order.
+func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign, pos []int, users string) error {
 	now := ms(tx.now)
 	since := now - lc.cupedMS
-	// Events the index does not hold yet are in the indexer's memory.
-	// Another process may have indexed one of them meanwhile: those are
-	// counted once, from memory.
-	var recent map[int64]int
-	for k, j := range pos {
-		tx.db.ix.tail(lc.appID, list[j].user, func(e tailEvent) {
-			if e.eventID == lc.goal && e.ts >= since && e.ts < now {
-				if recent == nil {
-					recent = map[int64]int{}
-				}
-				recent[e.id] = k
-				list[j].x++
-			}
-		})
+	q := tx.db.dia.covariateEvents
+	if kind == 's' {
+		q = tx.db.dia.covariateSessionEvents
 	}
-	rows, err := tx.query(tx.db.dia.covariateEvents, users, lc.appID, lc.goal, since)
+	// Events by user that the index does not hold yet are in the
+	// indexer's memory. Another process may have indexed one of them
+	// meanwhile: those are counted once, from memory. Events by session
+	// are in their index from the moment they commit.
+	var recent map[int64]int
+	if kind == 'u' {
+		recent = tx.recentCovariates(lc, list, pos, since, now)
+	}
+	rows, err := tx.query(q, users, lc.appID, lc.goal, since)
 	if err != nil {
 		return err
 	}
@@ -98,4 +104,23 @@ func (tx *Tx) countCovariates(lc *liveCampaign, list []pendingAssign, pos []int,
 		}
 	}
 	return rows.Err()
+}
+
+// recentCovariates counts into list[pos[k]].x the goal events of the
+// window the indexer holds in memory, and returns them by id, with the
+// user's position k.
+func (tx *Tx) recentCovariates(lc *liveCampaign, list []pendingAssign, pos []int, since, now int64) map[int64]int {
+	var recent map[int64]int
+	for k, j := range pos {
+		tx.db.ix.tail(lc.appID, list[j].user, func(e tailEvent) {
+			if e.eventID == lc.goal && e.ts >= since && e.ts < now {
+				if recent == nil {
+					recent = map[int64]int{}
+				}
+				recent[e.id] = k
+				list[j].x++
+			}
+		})
+	}
+	return recent
 }

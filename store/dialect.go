@@ -42,6 +42,9 @@ type dialect struct {
 	// user in the array, and the event's ts, id and run (see covariates).
 	// Its parameters: the array, the app, the event id and the time.
 	covariateEvents string
+	// covariateSessionEvents is covariateEvents for visitors known by a
+	// sessionId: the events with that sessionId and no userId.
+	covariateSessionEvents string
 	// forUpdate ends a SELECT whose rows the transaction goes on to
 	// update, locking them until it ends: on PostgreSQL, where writers of
 	// other processes run at once; empty on SQLite, whose one writer at a

@@ -31,6 +31,8 @@ var postgresDialect = dialect{
 	// the planner guesses of the list's length.
 	covariateEvents: `SELECT u.key, e.ts, e.id, NULL FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u
 		CROSS JOIN LATERAL (SELECT ts, id FROM events WHERE app_id = ? AND user_id = u.value AND event_id = ? AND ts >= ?) AS e`,
+	covariateSessionEvents: `SELECT u.key, e.ts, e.id, NULL FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u
+		CROSS JOIN LATERAL (SELECT ts, id FROM events WHERE app_id = ? AND session_id = u.value AND user_id IS NULL AND event_id = ? AND ts >= ?) AS e`,
 	forUpdate:  ` FOR UPDATE`,
 	skipLocked: ` FOR UPDATE SKIP LOCKED`,
 	lockOrder:  true,

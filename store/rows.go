@@ -344,7 +344,7 @@ func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome, lc *live
 	}
 	byKey[ref.key] = len(tx.assigns)
 	p := pendingAssign{ref: ref, vid: vid, outs: []*assignOutcome{out}}
-	if lc != nil && lc.cupedMS > 0 && kind == 'u' {
+	if lc != nil && lc.cupedMS > 0 {
 		p.lc, p.kind, p.user = lc, kind, user
 	}
 	tx.assigns = append(tx.assigns, p)

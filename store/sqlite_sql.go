@@ -27,4 +27,8 @@ var sqliteDialect = dialect{
 	// look each one up in the list.
 	covariateEvents: `SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u
 		CROSS JOIN event_users AS e ON e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ?`,
+	// Written with the event, in the same transaction: nothing of them
+	// waits in the indexer's memory.
+	covariateSessionEvents: `SELECT u.key, e.ts, e.id, NULL FROM json_each(?) AS u
+		CROSS JOIN events AS e INDEXED BY events_app_session ON e.app_id = ? AND e.session_id = u.value AND e.user_id IS NULL AND e.event_id = ? AND e.ts >= ?`,
 }

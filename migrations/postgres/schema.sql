@@ -511,6 +511,8 @@ CREATE INDEX events_app_event_ts ON public.events USING btree (app_id, event_id,
 
 CREATE UNIQUE INDEX events_app_log ON public.events USING btree (app_id, log_id) WHERE (log_id IS NOT NULL);
 
+CREATE INDEX events_app_session ON public.events USING btree (app_id, session_id, event_id, ts) WHERE ((user_id IS NULL) AND (session_id IS NOT NULL));
+
 CREATE INDEX events_app_ts ON public.events USING btree (app_id, ts);
 
 CREATE INDEX events_app_user ON public.events USING btree (app_id, user_id, event_id, ts) WHERE (user_id IS NOT NULL);
