@@ -380,26 +380,11 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 	if needsAttrs {
 		userQuery = `SELECT user_id, attributes FROM users WHERE app_id = ? AND user_id > ? ORDER BY user_id LIMIT ?`
 	}
-	// The batch's user ids and the event ids travel as two JSON arrays, and
-	// each row names its user and its event id by their positions in them,
-	// folded into one integer: the driver then hands back two integers per
-	// event instead of two strings, and the strings were most of the cost
-	// of a pass. The plan is one covering-index seek per user and event id.
-	var eventQuery strings.Builder
-	eventQuery.WriteString(`SELECT u.key * ? + CASE e.event_id`)
-	for i := range eventIDs {
-		eventQuery.WriteString(` WHEN ? THEN ` + strconv.Itoa(i))
-	}
-	eventQuery.WriteString(` END, e.ts, e.id, ` + db.dia.eventRun + ` FROM ` + db.dia.jsonTexts + ` JOIN ` + db.dia.eventsByUser + ` AS e
-		ON e.app_id = ? AND e.user_id = u.value AND e.event_id IN (` + placeholders(len(eventIDs)) + `)`)
-	if bounded {
-		eventQuery.WriteString(` AND e.ts >= ?`)
-	}
+	eventQuery := db.dia.audienceEventQuery(len(eventIDs), bounded)
 	since := ms(now.Add(-window))
 	var upto int64
 	tail := map[string][]scanEvent{}
 	if db.dia.eventIndex {
-		eventQuery.WriteString(` AND e.id <= ?`)
 		// The events not yet in event_users (a second or two of them) are
 		// read once for the whole pass.
 		if err := tx.QueryRowContext(ctx, `SELECT upto FROM event_users_upto`).Scan(&upto); err != nil {
@@ -480,7 +465,7 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 			if db.dia.eventIndex {
 				args = append(args, upto)
 			}
-			if err := loadBatchEvents(ctx, tx, eventQuery.String(), args, len(eventIDs), users); err != nil {
+			if err := loadBatchEvents(ctx, tx, eventQuery, args, len(eventIDs), users); err != nil {
 				return err
 			}
 			for i := range users {
@@ -551,6 +536,33 @@ func loadEventTail(ctx context.Context, tx *sql.Tx, appID, upto int64, eventIDs 
 		}
 	}
 	return tail, rows.Err()
+}
+
+// audienceEventQuery is the query of a pass's batch of users: their events
+// of nEvents ids, from a time on when bounded, and on SQLite only those
+// event_users holds (up to an id).
+//
+// The batch's user ids and the event ids travel as two JSON arrays, and
+// each row names its user and its event id by their positions in them,
+// folded into one integer: the driver then hands back two integers per
+// event instead of two strings, and the strings were most of the cost of
+// a pass. The plan is one index seek per user (TestAudienceEventQueryPlan).
+func (dia *dialect) audienceEventQuery(nEvents int, bounded bool) string {
+	var q strings.Builder
+	q.WriteString(`SELECT u.key * ? + CASE e.event_id`)
+	for i := range nEvents {
+		q.WriteString(` WHEN ? THEN ` + strconv.Itoa(i))
+	}
+	q.WriteString(` END, e.ts, e.id, ` + dia.eventRun + ` FROM ` + dia.jsonTexts + ` `)
+	cond := `e.app_id = ? AND e.user_id = u.value AND e.event_id IN (` + placeholders(nEvents) + `)`
+	if bounded {
+		cond += ` AND e.ts >= ?`
+	}
+	if dia.eventIndex {
+		cond += ` AND e.id <= ?`
+	}
+	q.WriteString(fmt.Sprintf(dia.eventsOfEachUser, cond))
+	return q.String()
 }
 
 // loadBatchEvents runs one batch's event query and files each timestamp

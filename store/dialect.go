@@ -28,6 +28,14 @@ type dialect struct {
 	// jsonTexts is a table u of the strings of a JSON array parameter:
 	// u.value, at the 0-based position u.key.
 	jsonTexts string
+	// eventsOfEachUser joins a jsonTexts list u to the events of each of
+	// its users that match the condition %s (on e, with u.value the user):
+	// one index seek per user, with the list as the outer loop. Left to
+	// themselves, the planners would walk every event of the app and look
+	// each up in the list (SQLite, knowing nothing of the list's length),
+	// or hash them all (PostgreSQL, where the app has few events), which
+	// made a pass over an app's users quadratic in its size.
+	eventsOfEachUser string
 	// eventsByEventTS is the events table read through its (app_id,
 	// event_id, ts) index.
 	eventsByEventTS string

@@ -20,19 +20,23 @@ var postgresDialect = dialect{
 	jsonEach: `jsonb_array_elements(CAST(? AS JSONB)) WITH ORDINALITY AS j(value, key)`,
 	// PostgreSQL's planner needs no steering off the due index: it
 	// estimates the id list's rows.
-	unindexed:       ``,
-	eventsByEventTS: `events`,
-	instr:           `strpos`,
-	eventsByUser:    `events`,
-	eventRun:        `NULL`,
-	jsonTexts:       `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
-	jsonIDs:         `SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(? AS JSONB))`,
-	// LATERAL: one events_app_user probe per user of the list, whatever
-	// the planner guesses of the list's length.
+	unindexed:        ``,
+	eventsByEventTS:  `events`,
+	instr:            `strpos`,
+	eventsByUser:     `events`,
+	eventRun:         `NULL`,
+	jsonTexts:        `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
+	// OFFSET 0 keeps the planner from flattening the subquery into a join
+	// it may then hash: it runs once per user, as an index seek.
+	eventsOfEachUser: `CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM events AS e WHERE %s OFFSET 0) AS e`,
+	jsonIDs:          `SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(? AS JSONB))`,
+	// LATERAL, fenced by OFFSET 0 from being flattened into a join: one
+	// events_app_user probe per user of the list, whatever the planner
+	// guesses of the list's length.
 	covariateEvents: `SELECT u.key, e.ts, e.id, NULL FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u
-		CROSS JOIN LATERAL (SELECT ts, id FROM events WHERE app_id = ? AND user_id = u.value AND event_id = ? AND ts >= ?) AS e`,
+		CROSS JOIN LATERAL (SELECT ts, id FROM events WHERE app_id = ? AND user_id = u.value AND event_id = ? AND ts >= ? OFFSET 0) AS e`,
 	covariateSessionEvents: `SELECT u.key, e.ts, e.id, NULL FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u
-		CROSS JOIN LATERAL (SELECT ts, id FROM events WHERE app_id = ? AND session_id = u.value AND user_id IS NULL AND event_id = ? AND ts >= ?) AS e`,
+		CROSS JOIN LATERAL (SELECT ts, id FROM events WHERE app_id = ? AND session_id = u.value AND user_id IS NULL AND event_id = ? AND ts >= ? OFFSET 0) AS e`,
 	forUpdate:  ` FOR UPDATE`,
 	skipLocked: ` FOR UPDATE SKIP LOCKED`,
 	lockOrder:  true,

@@ -12,13 +12,14 @@ var sqliteDialect = dialect{
 	unindexed:       `+`,
 	// The planner would take the (app_id, ts) index for the window and
 	// then sort; this index covers the count and groups as it reads.
-	eventsByEventTS: `events INDEXED BY events_app_event_ts`,
-	instr:           `instr`,
-	eventIndex:      true,
-	eventsByUser:    `event_users`,
-	eventRun:        `e.run`,
-	jsonTexts:       `json_each(?) AS u`,
-	jsonIDs:         `SELECT value FROM json_each(?)`,
+	eventsByEventTS:  `events INDEXED BY events_app_event_ts`,
+	instr:            `instr`,
+	eventIndex:       true,
+	eventsByUser:     `event_users`,
+	eventRun:         `e.run`,
+	jsonTexts:        `json_each(?) AS u`,
+	eventsOfEachUser: `CROSS JOIN event_users AS e ON %s`,
+	jsonIDs:          `SELECT value FROM json_each(?)`,
 	// On the writer event_users holds every indexed event; the indexer's
 	// memory adds the rest. A row's ts is its run's last, so a row from
 	// the time on may hold earlier events, which the caller drops. CROSS
