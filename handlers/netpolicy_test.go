@@ -14,6 +14,11 @@ import (
 // and private ranges only with BlockPrivate. Host names pass: they are
 // judged when dialled.
 func TestWebhookURLNetworkPolicy(t *testing.T) {
+	// One database per policy, which every case shares: each case's
+	// webhooks are its own, and a fresh database a case was most of the
+	// test's time.
+	envs := map[bool]*testEnv{false: newEnv(t), true: newEnv(t)}
+	envs[true].DB.WebhookPolicy = netpolicy.Policy{BlockPrivate: true}
 	for _, tc := range []struct {
 		url           string
 		always, block bool // refused by default; refused with BlockPrivate
@@ -52,11 +57,11 @@ func TestWebhookURLNetworkPolicy(t *testing.T) {
 				name += "/BlockPrivate"
 			}
 			t.Run(name, func(t *testing.T) {
-				e := newEnv(t)
-				e.DB.WebhookPolicy = netpolicy.Policy{BlockPrivate: block}
+				e := *envs[block]
+				e.t = t
 				body := map[string]any{"url": tc.url, "events": []string{"*"}}
 				create := e.do("POST", pathf("/v1/apps/%d/webhooks", e.App.ID), e.Admin, body)
-				ok := webhookCreate(e, map[string]any{"url": "https://hooks.example.com/in"})
+				ok := webhookCreate(&e, map[string]any{"url": "https://hooks.example.com/in"})
 				update := e.do("PATCH", pathf("/v1/webhooks/%d", int64(ok["id"].(float64))), e.Admin, map[string]any{"url": tc.url})
 				for what, rec := range map[string]*struct {
 					code int
