@@ -20,12 +20,12 @@ var postgresDialect = dialect{
 	jsonEach: `jsonb_array_elements(CAST(? AS JSONB)) WITH ORDINALITY AS j(value, key)`,
 	// PostgreSQL's planner needs no steering off the due index: it
 	// estimates the id list's rows.
-	unindexed:        ``,
-	eventsByEventTS:  `events`,
-	instr:            `strpos`,
-	eventsByUser:     `events`,
-	eventRun:         `NULL`,
-	jsonTexts:        `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
+	unindexed:       ``,
+	eventsByEventTS: `events`,
+	instr:           `strpos`,
+	eventsByUser:    `events`,
+	eventRun:        `NULL`,
+	jsonTexts:       `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
 	// OFFSET 0 keeps the planner from flattening the subquery into a join
 	// it may then hash: it runs once per user, as an index seek.
 	eventsOfEachUser: `CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM events AS e WHERE %s OFFSET 0) AS e`,
