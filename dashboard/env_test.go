@@ -18,7 +18,7 @@ import (
 
 	"service/dashboard"
 	"service/handlers"
-	"service/internal/pgtest"
+	"service/internal/storetest"
 	"service/store"
 )
 
@@ -44,7 +44,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	return openEnv(t, pgtest.DB(t, filepath.Join(t.TempDir(), "dash.db")))
+	return openEnv(t, storetest.DB(t, filepath.Join(t.TempDir(), "dash.db")))
 }
 
 // openEnv serves the dashboard and the API over the database at path.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"service/internal/pgtest"
+	"service/internal/storetest"
 	"service/store"
 )
 
@@ -41,7 +41,7 @@ func newServer(db *store.DB) *Server {
 
 func newEnv(t testing.TB) *testEnv {
 	t.Helper()
-	db, err := store.Open(context.Background(), pgtest.DB(t, filepath.Join(t.TempDir(), "test.db")))
+	db, err := store.Open(context.Background(), storetest.DB(t, filepath.Join(t.TempDir(), "test.db")))
 	if err != nil {
 		t.Fatal(err)
 	}

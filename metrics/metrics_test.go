@@ -16,7 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"service/handlers"
-	"service/internal/pgtest"
+	"service/internal/storetest"
 	"service/metrics"
 	"service/store"
 )
@@ -34,7 +34,7 @@ type env struct {
 func newEnv(t *testing.T, plan string, limit int) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, pgtest.DB(t, filepath.Join(t.TempDir(), "m.db")))
+	db, err := store.Open(ctx, storetest.DB(t, filepath.Join(t.TempDir(), "m.db")))
 	if err != nil {
 		t.Fatal(err)
 	}

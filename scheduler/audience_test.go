@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"service/internal/pgtest"
+	"service/internal/storetest"
 	"service/store"
 )
 
 func newAudienceSchedDB(t *testing.T) (*store.DB, int64) {
 	t.Helper()
-	db, err := store.Open(context.Background(), pgtest.DB(t, filepath.Join(t.TempDir(), "sched.db")))
+	db, err := store.Open(context.Background(), storetest.DB(t, filepath.Join(t.TempDir(), "sched.db")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"service/internal/pgtest"
+	"service/internal/storetest"
 	"service/internal/testclock"
 	"service/internal/testlog"
 	"service/store"
@@ -32,7 +32,7 @@ type campaignEnv struct {
 func newCampaignEnv(t *testing.T) *campaignEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, pgtest.DB(t, filepath.Join(t.TempDir(), "sched.db")))
+	db, err := store.Open(ctx, storetest.DB(t, filepath.Join(t.TempDir(), "sched.db")))
 	if err != nil {
 		t.Fatal(err)
 	}

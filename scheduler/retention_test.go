@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"service/internal/pgtest"
+	"service/internal/storetest"
 	"service/store"
 )
 
@@ -18,7 +18,7 @@ import (
 // events that age past the cutoff later go on a later tick.
 func TestRetentionDeletesOldEvents(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, pgtest.DB(t, filepath.Join(t.TempDir(), "retention.db")))
+	db, err := store.Open(ctx, storetest.DB(t, filepath.Join(t.TempDir(), "retention.db")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestRetentionDeletesOldEvents(t *testing.T) {
 // events are untouched by it.
 func TestRetentionTrimsAuditLog(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, pgtest.DB(t, filepath.Join(t.TempDir(), "audit-retention.db")))
+	db, err := store.Open(ctx, storetest.DB(t, filepath.Join(t.TempDir(), "audit-retention.db")))
 	if err != nil {
 		t.Fatal(err)
 	}

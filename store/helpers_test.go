@@ -37,7 +37,20 @@ func tempSQLitePath(tb testing.TB) string {
 // the test ends.
 func mustOpenDB(tb testing.TB) *DB {
 	tb.Helper()
-	return mustOpenDBAt(tb, tempDBPath(tb))
+	path := tempDBPath(tb)
+	if !IsPostgresURL(path) {
+		path = pgtest.MigratedSQLite(tb, path, migrateNew)
+	}
+	return mustOpenDBAt(tb, path)
+}
+
+// migrateNew creates a database at path with the schema.
+func migrateNew(path string) error {
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		return err
+	}
+	return db.Close()
 }
 
 // mustOpenDBAt opens the database at path, for tests that open one file

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"service/handlers"
-	"service/internal/pgtest"
+	"service/internal/storetest"
 	"service/internal/testwait"
 	"service/store"
 	"service/webhooks"
@@ -39,7 +39,7 @@ type e2eEnv struct {
 func e2eNew(t testing.TB) *e2eEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, pgtest.DB(t, filepath.Join(t.TempDir(), "hooks.db")))
+	db, err := store.Open(ctx, storetest.DB(t, filepath.Join(t.TempDir(), "hooks.db")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,72 @@ func DB(tb testing.TB, sqlitePath string) string {
 	return sqlitePath
 }
 
+// MigratedDB is DB for a database with the schema, built by migrate: in
+// the PostgreSQL run a copy of the template database, else at sqlitePath,
+// when nothing is there yet, a copy of the SQLite file migrate built once
+// in this process. Migrating is most of the cost of opening a new file
+// (0.6 s of 0.65 under -race), and most tests open one.
+func MigratedDB(tb testing.TB, sqlitePath string, migrate func(path string) error) string {
+	tb.Helper()
+	if Selected() {
+		return NewDatabase(tb)
+	}
+	return MigratedSQLite(tb, sqlitePath, migrate)
+}
+
+// MigratedSQLite puts at sqlitePath, when nothing is there yet, a copy of
+// the SQLite file migrate built once in this process, and returns the path.
+func MigratedSQLite(tb testing.TB, sqlitePath string, migrate func(path string) error) string {
+	tb.Helper()
+	if _, err := os.Stat(sqlitePath); !errors.Is(err, fs.ErrNotExist) {
+		return sqlitePath
+	}
+	sqliteTmpl.once.Do(func() { sqliteTmpl.files, sqliteTmpl.err = buildSQLite(migrate) })
+	if sqliteTmpl.err != nil {
+		tb.Fatalf("sqlite template: %v", sqliteTmpl.err)
+	}
+	for suffix, b := range sqliteTmpl.files {
+		if err := os.WriteFile(sqlitePath+suffix, b, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return sqlitePath
+}
+
+// sqliteTmpl holds the migrated SQLite files, by suffix ("" or "-wal"):
+// in memory, so nothing is left behind when the test binary ends.
+var sqliteTmpl struct {
+	once  sync.Once
+	files map[string][]byte
+	err   error
+}
+
+func buildSQLite(migrate func(path string) error) (map[string][]byte, error) {
+	dir, err := os.MkdirTemp("", "sqlite-template-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := dir + "/template.db"
+	if err := migrate(path); err != nil {
+		return nil, err
+	}
+	files := map[string][]byte{}
+	// Closing checkpoints the WAL into the file, but a copy of both is a
+	// database either way.
+	for _, suffix := range []string{"", "-wal"} {
+		b, err := os.ReadFile(path + suffix)
+		if errors.Is(err, fs.ErrNotExist) && suffix != "" {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		files[suffix] = b
+	}
+	return files, nil
+}
+
 // EmptyDB is DB for a database without the schema: in the PostgreSQL run a
 // new, empty database, else the SQLite file path given.
 func EmptyDB(tb testing.TB, sqlitePath string) string {
