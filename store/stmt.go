@@ -206,6 +206,13 @@ func (tx *Tx) flushCounts() error {
 	// on one PostgreSQL database, each locking the other's next row, would
 	// deadlock.
 	ids := slices.Sorted(maps.Keys(tx.counts))
+	if tx.db.pg != nil {
+		if err := tx.flushCountsPG(ids); err != nil {
+			return err
+		}
+		clear(tx.counts)
+		return nil
+	}
 	for _, id := range ids {
 		d := tx.counts[id]
 		if d.sumX != 0 || d.sumXY != 0 {
