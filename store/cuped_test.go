@@ -265,23 +265,7 @@ func plainCuped(users []cupedUser, variantOf map[string]int64, control int64) pl
 // never by walking an app's events.
 func TestCovariateQueryPlan(t *testing.T) {
 	db := mustOpenDB(t)
-	ctx := context.Background()
-	// One connection, so that a setting reaches the EXPLAIN.
-	conn, err := db.write.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	explain := `EXPLAIN QUERY PLAN `
-	if db.pg != nil {
-		// An empty table is cheapest to scan; with scans priced out the
-		// plan shows whether the query can use the index at all.
-		if _, err := conn.ExecContext(ctx, `SET enable_seqscan = off`); err != nil {
-			t.Fatal(err)
-		}
-		defer conn.ExecContext(ctx, `RESET enable_seqscan`)
-		explain = `EXPLAIN `
-	}
+	conn, explain := planConn(t, db)
 	for _, tc := range []struct {
 		name, q, sqlite, pg string
 	}{
@@ -297,6 +281,28 @@ func TestCovariateQueryPlan(t *testing.T) {
 			t.Errorf("%s: plan %q: want %q, a search of the index for each key", tc.name, got, want)
 		}
 	}
+}
+
+// planConn is a connection of db for EXPLAIN, and the EXPLAIN that ends
+// each plan row with its text. On PostgreSQL scans are priced out on it:
+// an empty table is cheapest to scan, and the plan should show whether
+// the query can use an index at all.
+func planConn(t *testing.T, db *DB) (*sql.Conn, string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := db.write.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if db.pg == nil {
+		return conn, `EXPLAIN QUERY PLAN `
+	}
+	if _, err := conn.ExecContext(ctx, `SET enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.ExecContext(ctx, `RESET enable_seqscan`) })
+	return conn, `EXPLAIN `
 }
 
 // queryPlan is the last column of each row of an EXPLAIN, joined.
