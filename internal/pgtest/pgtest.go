@@ -142,6 +142,8 @@ var (
 	tmplOnce sync.Once
 	tmplName string
 	tmplErr  error
+	// copyStrategy ends the CREATE DATABASE of a copy (see template).
+	copyStrategy string
 	// creating serializes the copies of the template: PostgreSQL refuses
 	// to copy a database another session is connected to, and a copy in
 	// progress counts as one.
@@ -164,7 +166,7 @@ func NewDatabase(tb testing.TB) string {
 	}
 	name := fmt.Sprintf("t_%d_%d", os.Getpid(), seq.Add(1))
 	creating.Lock()
-	err := exec(admin, `CREATE DATABASE `+name+` TEMPLATE `+tmplName)
+	err := exec(admin, `CREATE DATABASE `+name+` TEMPLATE `+tmplName+copyStrategy)
 	creating.Unlock()
 	if err != nil {
 		tb.Fatalf("postgres: %v", err)
@@ -204,6 +206,16 @@ func template(admin string) (string, error) {
 		return "", err
 	}
 	defer c.Close(context.Background())
+	// From PostgreSQL 15 on, CREATE DATABASE writes the template's every
+	// page to the WAL unless told to copy its files: 0.31 s a database
+	// against 0.09 on the test server, for some hundreds of databases.
+	var version int
+	if err := c.QueryRow(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&version); err != nil {
+		return "", err
+	}
+	if version >= 150000 {
+		copyStrategy = ` STRATEGY FILE_COPY`
+	}
 	if _, err := c.Exec(ctx, `SELECT pg_advisory_lock(727274)`); err != nil {
 		return "", err
 	}
