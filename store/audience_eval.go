@@ -548,12 +548,12 @@ func loadEventTail(ctx context.Context, tx *sql.Tx, appID, upto int64, eventIDs 
 // event instead of two strings, and the strings were most of the cost of
 // a pass. The plan is one index seek per user (TestAudienceEventQueryPlan).
 func (dia *dialect) audienceEventQuery(nEvents int, bounded bool) string {
-	var q strings.Builder
-	q.WriteString(`SELECT u.key * ? + CASE e.event_id`)
+	var sel strings.Builder
+	sel.WriteString(`u.key * ? + CASE e.event_id`)
 	for i := range nEvents {
-		q.WriteString(` WHEN ? THEN ` + strconv.Itoa(i))
+		sel.WriteString(` WHEN ? THEN ` + strconv.Itoa(i))
 	}
-	q.WriteString(` END, e.ts, e.id, ` + dia.eventRun + ` FROM ` + dia.jsonTexts + ` `)
+	sel.WriteString(` END, e.ts, e.id, ` + dia.eventRun)
 	cond := `e.app_id = ? AND e.user_id = u.value AND e.event_id IN (` + placeholders(nEvents) + `)`
 	if bounded {
 		cond += ` AND e.ts >= ?`
@@ -561,8 +561,7 @@ func (dia *dialect) audienceEventQuery(nEvents int, bounded bool) string {
 	if dia.eventIndex {
 		cond += ` AND e.id <= ?`
 	}
-	q.WriteString(fmt.Sprintf(dia.eventsOfEachUser, cond))
-	return q.String()
+	return dia.keysEvents(sel.String(), dia.eventsByUser, cond)
 }
 
 // loadBatchEvents runs one batch's event query and files each timestamp

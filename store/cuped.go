@@ -69,10 +69,6 @@ func (tx *Tx) covariates(list []pendingAssign) error {
 func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign, pos []int, users string) error {
 	now := ms(tx.now)
 	since := now - lc.cupedMS
-	q := tx.db.dia.covariateEvents
-	if kind == 's' {
-		q = tx.db.dia.covariateSessionEvents
-	}
 	// Events by user that the index does not hold yet are in the
 	// indexer's memory. Another process may have indexed one of them
 	// meanwhile: those are counted once, from memory. Events by session
@@ -81,7 +77,7 @@ func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign,
 	if kind == 'u' {
 		recent = tx.recentCovariates(lc, list, pos, since, now)
 	}
-	rows, err := tx.query(q, users, lc.appID, lc.goal, since)
+	rows, err := tx.query(tx.db.dia.covariateEvents[kind], users, lc.appID, lc.goal, since)
 	if err != nil {
 		return err
 	}

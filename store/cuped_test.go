@@ -269,8 +269,8 @@ func TestCovariateQueryPlan(t *testing.T) {
 	for _, tc := range []struct {
 		name, q, sqlite, pg string
 	}{
-		{"by user", db.dia.covariateEvents, "SEARCH e USING PRIMARY KEY (app_id=? AND user_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = '1'::bigint) AND (user_id = jsonb_array_elements_text.value)"},
-		{"by session", db.dia.covariateSessionEvents, "SEARCH e USING INDEX events_app_session (app_id=? AND session_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = '1'::bigint) AND (session_id = jsonb_array_elements_text.value)"},
+		{"by user", db.dia.covariateEvents['u'], "SEARCH e USING PRIMARY KEY (app_id=? AND user_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = '1'::bigint) AND (user_id = jsonb_array_elements_text.value)"},
+		{"by session", db.dia.covariateEvents['s'], "SEARCH e USING INDEX events_app_session (app_id=? AND session_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = '1'::bigint) AND (session_id = jsonb_array_elements_text.value)"},
 	} {
 		want := tc.sqlite
 		if db.pg != nil {

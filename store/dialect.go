@@ -1,5 +1,7 @@
 package store
 
+import "fmt"
+
 // dialect holds the few statements whose text differs between SQLite and
 // PostgreSQL. Everything else is written once, in SQL both accept (with ?
 // placeholders, which the PostgreSQL connection rewrites): a statement
@@ -22,20 +24,24 @@ type dialect struct {
 	// store's index of events by user, and the tail of events it has not
 	// indexed yet. Without it they read events through a plain index.
 	eventIndex bool
-	// eventsByUser is the table that finds a user's events, and eventRun
-	// its column of further events in a row (see sqlite_eventruns.go).
-	eventsByUser, eventRun string
+	// eventsByUser is the table, aliased e, that finds a user's events,
+	// eventsBySession the one that finds the events of a visitor known
+	// only by a sessionId, and eventRun the column of further events in a
+	// row of eventsByUser (see sqlite_eventruns.go).
+	eventsByUser, eventsBySession, eventRun string
 	// jsonTexts is a table u of the strings of a JSON array parameter:
 	// u.value, at the 0-based position u.key.
 	jsonTexts string
-	// eventsOfEachUser joins a jsonTexts list u to the events of each of
-	// its users that match the condition %s (on e, with u.value the user):
-	// one index seek per user, with the list as the outer loop. Left to
-	// themselves, the planners would walk every event of the app and look
-	// each up in the list (SQLite, knowing nothing of the list's length),
-	// or hash them all (PostgreSQL, where the app has few events), which
-	// made a pass over an app's users quadratic in its size.
-	eventsOfEachUser string
+	// eachKeysEvents joins a jsonTexts list u to the rows of the table
+	// %[1]s (aliased e) that match the condition %[2]s, in which u.value
+	// is the list's key: one index seek per key, with the list as the
+	// outer loop. Left to themselves, the planners would walk every event
+	// of the app and look each up in the list (SQLite, knowing nothing of
+	// the list's length), or hash them all (PostgreSQL, when its
+	// statistics lag behind a table that just grew), which made a pass
+	// over an app's users quadratic in its size and a group commit's
+	// covariates read every goal event of the app.
+	eachKeysEvents string
 	// eventsByEventTS is the events table read through its (app_id,
 	// event_id, ts) index.
 	eventsByEventTS string
@@ -45,14 +51,13 @@ type dialect struct {
 	unindexed string
 	// jsonIDs selects the integers of a JSON array parameter.
 	jsonIDs string
-	// covariateEvents finds, for the user ids of a JSON array parameter,
+	// covariateEvents finds, for the keys of a JSON array parameter,
 	// their events of one id from a time on: the 0-based position of the
-	// user in the array, and the event's ts, id and run (see covariates).
-	// Its parameters: the array, the app, the event id and the time.
-	covariateEvents string
-	// covariateSessionEvents is covariateEvents for visitors known by a
-	// sessionId: the events with that sessionId and no userId.
-	covariateSessionEvents string
+	// key in the array, and the event's ts, id and run (see covariates).
+	// Its parameters: the array, the app, the event id and the time. It
+	// is built from the fields above (withCovariates), for users ('u')
+	// and for sessions ('s').
+	covariateEvents map[byte]string
 	// forUpdate ends a SELECT whose rows the transaction goes on to
 	// update, locking them until it ends: on PostgreSQL, where writers of
 	// other processes run at once; empty on SQLite, whose one writer at a
@@ -69,4 +74,20 @@ type dialect struct {
 	// processes take row locks at once, rows taken in one order cannot
 	// deadlock.
 	lockOrder bool
+}
+
+// withCovariates fills in the covariate queries of d, which only join its
+// other texts, and returns d.
+func (d dialect) withCovariates() dialect {
+	d.covariateEvents = map[byte]string{
+		'u': d.keysEvents(`u.key, e.ts, e.id, `+d.eventRun, d.eventsByUser, `e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ?`),
+		's': d.keysEvents(`u.key, e.ts, e.id, NULL`, d.eventsBySession, `e.app_id = ? AND e.session_id = u.value AND e.user_id IS NULL AND e.event_id = ? AND e.ts >= ?`),
+	}
+	return d
+}
+
+// keysEvents selects cols from the rows of table that match cond for
+// each key of a jsonTexts list (see eachKeysEvents).
+func (d *dialect) keysEvents(cols, table, cond string) string {
+	return `SELECT ` + cols + ` FROM ` + d.jsonTexts + ` ` + fmt.Sprintf(d.eachKeysEvents, table, cond)
 }

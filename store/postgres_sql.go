@@ -23,21 +23,15 @@ var postgresDialect = dialect{
 	unindexed:       ``,
 	eventsByEventTS: `events`,
 	instr:           `strpos`,
-	eventsByUser:    `events`,
+	eventsByUser:    `events AS e`,
+	eventsBySession: `events AS e`,
 	eventRun:        `NULL`,
 	jsonTexts:       `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
 	// OFFSET 0 keeps the planner from flattening the subquery into a join
-	// it may then hash: it runs once per user, as an index seek.
-	eventsOfEachUser: `CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM events AS e WHERE %s OFFSET 0) AS e`,
-	jsonIDs:          `SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(? AS JSONB))`,
-	// LATERAL, fenced by OFFSET 0 from being flattened into a join: one
-	// events_app_user probe per user of the list, whatever the planner
-	// guesses of the list's length.
-	covariateEvents: `SELECT u.key, e.ts, e.id, NULL FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u
-		CROSS JOIN LATERAL (SELECT ts, id FROM events WHERE app_id = ? AND user_id = u.value AND event_id = ? AND ts >= ? OFFSET 0) AS e`,
-	covariateSessionEvents: `SELECT u.key, e.ts, e.id, NULL FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u
-		CROSS JOIN LATERAL (SELECT ts, id FROM events WHERE app_id = ? AND session_id = u.value AND user_id IS NULL AND event_id = ? AND ts >= ? OFFSET 0) AS e`,
-	forUpdate:  ` FOR UPDATE`,
-	skipLocked: ` FOR UPDATE SKIP LOCKED`,
-	lockOrder:  true,
-}
+	// it may then hash: it runs once per key, as an index seek.
+	eachKeysEvents: `CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM %s WHERE %s OFFSET 0) AS e`,
+	jsonIDs:        `SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(? AS JSONB))`,
+	forUpdate:      ` FOR UPDATE`,
+	skipLocked:     ` FOR UPDATE SKIP LOCKED`,
+	lockOrder:      true,
+}.withCovariates()
