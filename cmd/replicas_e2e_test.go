@@ -813,10 +813,9 @@ func TestReplicasE2ERollingRestart(t *testing.T) {
 }
 
 // slowReceiver answers each delivery after its hold (which the test may
-// change at any time), unless the sender goes
-// away first. It records, per delivery id, how often it arrived, whether
-// two sends of one delivery ever overlapped, and the most sends in flight
-// at once.
+// change at any time), unless the sender goes away first. It records, per
+// delivery id, how often it arrived, whether two sends of one delivery
+// ever overlapped, and the most sends in flight at once.
 type slowReceiver struct {
 	url  string
 	hold atomic.Int64 // nanoseconds

@@ -32,9 +32,9 @@ func rowArgs(a []driver.NamedValue, vs ...any) []driver.NamedValue {
 
 // rowStmts are the multi-row statements prepared on the writer's driver
 // connection. The writer pool has one connection; when database/sql
-// replaces it, the statements of the old one died with it and are dropped. mu is held while
-// a statement runs, so close never finalizes one in use, and after close
-// nothing prepares or runs.
+// replaces it, the statements of the old one died with it and are
+// dropped. mu is held while a statement runs, so close never finalizes
+// one in use, and after close nothing prepares or runs.
 type rowStmts struct {
 	mu     sync.Mutex
 	dc     any

@@ -206,13 +206,23 @@ func (tx *Tx) flushCounts() error {
 	// on one PostgreSQL database, each locking the other's next row, would
 	// deadlock.
 	ids := slices.Sorted(maps.Keys(tx.counts))
+	var err error
 	if tx.db.pg != nil {
-		if err := tx.flushCountsPG(ids); err != nil {
-			return err
-		}
-		clear(tx.counts)
-		return nil
+		err = tx.flushCountsPG(ids) // one statement: see postgres_counts.go
+	} else {
+		err = tx.flushCountsEach(ids)
 	}
+	if err != nil {
+		return err
+	}
+	clear(tx.counts)
+	return nil
+}
+
+// flushCountsEach writes the deltas of the variants ids, sorted, with a
+// statement per variant and another for its hour's: on SQLite, in the
+// process, a statement costs no round trip.
+func (tx *Tx) flushCountsEach(ids []int64) error {
 	for _, id := range ids {
 		d := tx.counts[id]
 		if d.sumX != 0 || d.sumXY != 0 {
@@ -231,9 +241,5 @@ func (tx *Tx) flushCounts() error {
 		}
 	}
 	// The same increments per hour, for the results page's daily charts.
-	if err := tx.flushHours(ids); err != nil {
-		return err
-	}
-	clear(tx.counts)
-	return nil
+	return tx.flushHours(ids)
 }
