@@ -11,6 +11,9 @@ type dialect struct {
 	// The group commit's multi-row inserts (rows.go): users, first
 	// assignments (with RETURNING, the rows that went in), events.
 	usersInsert, assignInsert, assignReturning, eventsInsert multiRow
+	// columns: those rows go instead as one array per column, in the
+	// statements of postgres_rows.go, and the multi-row texts are unset.
+	columns bool
 	// assignProbe: first assignments go in without RETURNING, in a
 	// savepoint that the RETURNING form replaces when a row was stored
 	// already (see flushAssignments).

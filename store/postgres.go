@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -134,51 +133,6 @@ func (db *DB) beginPG(ctx context.Context) (*Tx, error) {
 		}
 	}
 	return t, nil
-}
-
-// execRowsPG runs a multi-row statement through database/sql: pgx binds
-// and caches it per connection.
-func (tx *Tx) execRowsPG(q string, args []driver.NamedValue) (driver.Result, error) {
-	vals := make([]any, len(args))
-	for i, a := range args {
-		vals[i] = a.Value
-	}
-	r, err := tx.Tx.ExecContext(tx.ctx, q, vals...)
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// insertEventRowsPG runs a multi-row events insert whose RETURNING gives
-// the new ids in VALUES order.
-func (tx *Tx) insertEventRowsPG(q string, args []driver.NamedValue, chunk []pendingEvent) error {
-	vals := make([]any, len(args))
-	for i, a := range args {
-		vals[i] = a.Value
-	}
-	rows, err := tx.Tx.QueryContext(tx.ctx, q, vals...)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	j := 0
-	for rows.Next() {
-		if j == len(chunk) {
-			return fmt.Errorf("store: events insert returned more rows than it was given")
-		}
-		if err := rows.Scan(&chunk[j].res.ID); err != nil {
-			return err
-		}
-		j++
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if j != len(chunk) {
-		return fmt.Errorf("store: events insert returned %d ids for %d rows", j, len(chunk))
-	}
-	return nil
 }
 
 // compactSecrets rewrites the webhooks table after its secrets were sealed

@@ -29,9 +29,6 @@ import (
 type multiRow struct {
 	max   int
 	texts map[int]string
-	// exact: a text for every length up to max, so that rows take one
-	// statement where they fit in one (PostgreSQL, see newMultiRowExact).
-	exact bool
 }
 
 const (
@@ -50,27 +47,10 @@ func newMultiRow(prefix, row, suffix string) multiRow {
 	return m
 }
 
-// newMultiRowExact is a multiRow with a text for every length up to
-// maxRows. On PostgreSQL each statement is a round trip to the server,
-// which power-of-two lengths made up to seven for a group commit; pgx keeps
-// each connection's statements prepared, and these few hundred fit its
-// cache.
-func newMultiRowExact(prefix, row, suffix string, maxRows int) multiRow {
-	m := multiRow{max: maxRows, texts: map[int]string{}, exact: true}
-	for n := 1; n <= m.max; n++ {
-		m.texts[n] = prefix + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + suffix
-	}
-	return m
-}
-
-// chunks calls fn with consecutive runs of rows [i, i+n), n a power of two
-// (or, exact, any length up to max).
+// chunks calls fn with consecutive runs of rows [i, i+n), n a power of two.
 func (m multiRow) chunks(rows int, fn func(i, n int, q string) error) error {
 	for i := 0; i < rows; {
 		n := m.max
-		if m.exact {
-			n = min(n, rows-i)
-		}
 		for n > rows-i {
 			n /= 2
 		}
@@ -132,8 +112,10 @@ type txBufs struct {
 	assignIdx map[int64]map[string]int // campaign, user key -> index in assigns
 	// staged are the events this transaction wrote, for the event indexer.
 	staged []indexRow
-	// args backs the arguments of one multi-row statement at a time.
+	// args backs the arguments of one multi-row statement at a time, and
+	// cols the arrays of one PostgreSQL statement.
 	args []driver.NamedValue
+	cols pgColumns
 	// runs and runText back the event_users rows of an indexing chunk.
 	runs    []indexRun
 	runText []byte
@@ -242,16 +224,21 @@ func (tx *Tx) flushUsers() error {
 			return cmp.Or(cmp.Compare(a.appID, b.appID), strings.Compare(a.userID, b.userID))
 		})
 	}
-	now := any(ms(tx.now))
-	var app lastBox[int64]
-	err := tx.db.dia.usersInsert.chunks(len(tx.userOrder), func(i, n int, q string) error {
-		args := tx.argsFor(4 * n)
-		for _, u := range tx.userOrder[i : i+n] {
-			args = rowArgs(args, app.of(u.appID), u.userID, now, now)
-		}
-		_, err := tx.execRows(q, args)
-		return err
-	})
+	var err error
+	if tx.db.dia.columns {
+		err = tx.flushUsersPG()
+	} else {
+		now := any(ms(tx.now))
+		var app lastBox[int64]
+		err = tx.db.dia.usersInsert.chunks(len(tx.userOrder), func(i, n int, q string) error {
+			args := tx.argsFor(4 * n)
+			for _, u := range tx.userOrder[i : i+n] {
+				args = rowArgs(args, app.of(u.appID), u.userID, now, now)
+			}
+			_, err := tx.execRows(q, args)
+			return err
+		})
+	}
 	clear(tx.users)
 	tx.userOrder = tx.userOrder[:0]
 	return err
@@ -272,19 +259,23 @@ func (tx *Tx) flushEvents() error {
 	if len(tx.events) == 0 {
 		return nil
 	}
-	now := any(ms(tx.now))
-	var app lastBox[int64]
-	var name lastBox[string]
-	err := tx.db.dia.eventsInsert.chunks(len(tx.events), func(i, n int, q string) error {
-		chunk := tx.events[i : i+n]
-		args := tx.argsFor(7 * n)
-		for _, e := range chunk {
-			args = rowArgs(args, app.of(e.appID), name.of(e.eventID), e.user, e.session, e.meta, e.l, now)
-		}
-		if err := tx.insertEventRows(q, args, chunk); err != nil {
-			return err
-		}
-		for _, e := range chunk {
+	var err error
+	if tx.db.dia.columns {
+		err = tx.insertEventsPG()
+	} else {
+		now := any(ms(tx.now))
+		var app lastBox[int64]
+		var name lastBox[string]
+		err = tx.db.dia.eventsInsert.chunks(len(tx.events), func(i, n int, q string) error {
+			args := tx.argsFor(7 * n)
+			for _, e := range tx.events[i : i+n] {
+				args = rowArgs(args, app.of(e.appID), name.of(e.eventID), e.user, e.session, e.meta, e.l, now)
+			}
+			return tx.insertEventRows(q, args, tx.events[i:i+n])
+		})
+	}
+	if err == nil {
+		for _, e := range tx.events {
 			if u, ok := e.user.(string); ok {
 				tx.stageEvent(e.appID, u, e.eventID, ms(tx.now), e.res.ID)
 			}
@@ -292,8 +283,7 @@ func (tx *Tx) flushEvents() error {
 				d.ID = e.res.ID
 			}
 		}
-		return nil
-	})
+	}
 	tx.events = tx.events[:0]
 	clear(tx.logs)
 	return err
@@ -425,6 +415,9 @@ func comparePending(a, b pendingAssign) int {
 // went in. On PostgreSQL, whose RETURNING costs little next to a
 // statement's round trip, the RETURNING form does it in one pass.
 func (tx *Tx) insertAllAssignments() error {
+	if tx.db.dia.columns {
+		return tx.insertAssignmentsPG()
+	}
 	if !tx.db.dia.assignProbe {
 		_, err := tx.insertAssignments(true)
 		return err

@@ -106,20 +106,9 @@ func (tx *Tx) commitConn() error {
 	return err
 }
 
-// execRows runs a multi-row statement in the transaction.
-func (tx *Tx) execRows(q string, args []driver.NamedValue) (driver.Result, error) {
-	if tx.db.pg != nil {
-		return tx.execRowsPG(q, args)
-	}
-	return tx.execRowsSQLite(q, args)
-}
-
 // insertEventRows runs a multi-row events insert and sets each event's id.
 func (tx *Tx) insertEventRows(q string, args []driver.NamedValue, chunk []pendingEvent) error {
-	if tx.db.pg != nil {
-		return tx.insertEventRowsPG(q, args, chunk)
-	}
-	r, err := tx.execRowsSQLite(q, args)
+	r, err := tx.execRows(q, args)
 	if err != nil {
 		return err
 	}
@@ -136,7 +125,8 @@ func (tx *Tx) insertEventRows(q string, args []driver.NamedValue, chunk []pendin
 	return nil
 }
 
-func (tx *Tx) execRowsSQLite(q string, args []driver.NamedValue) (driver.Result, error) {
+// execRows runs a multi-row statement in the transaction.
+func (tx *Tx) execRows(q string, args []driver.NamedValue) (driver.Result, error) {
 	var res driver.Result
 	err := tx.sc.Raw(func(dc any) (err error) {
 		res, err = tx.db.rows.exec(tx.ctx, dc, q, args)

@@ -1,0 +1,146 @@
+package store
+
+import (
+	"database/sql"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// PostgreSQL takes the rows a group commit queued as one array per column,
+// which one statement unnests whatever their number. Spelled out as VALUES
+// rows, as SQLite takes them, they made a statement and a plan per row
+// count, and four to seven parameters a row, each converted by database/sql
+// and pgx on its way. Users and first assignments written in batches of 16
+// to 48 rows cost 44–55 µs of server and 20–27 µs of client CPU a row that
+// way, and 32–35 and 12–13 µs as arrays.
+
+var pgUsersInsert = `INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen)
+	SELECT r.app_id, r.user_id, '{}', CAST(? AS BIGINT), CAST(? AS BIGINT)
+	FROM unnest(CAST(? AS BIGINT[]), CAST(? AS TEXT[])) AS r(app_id, user_id)` + usersUpsert
+
+// RETURNING names the rows inserted: the others were stored already.
+const pgAssignInsert = `INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at)
+	SELECT r.campaign_id, r.user_key, r.variant_id, CAST(? AS BIGINT)
+	FROM unnest(CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS BIGINT[])) AS r(campaign_id, user_key, variant_id)` +
+	assignSuffix + ` RETURNING campaign_id, user_key`
+
+// RETURNING gives the ids in the arrays' order: the rows are inserted, and
+// numbered from the sequence, in the order unnest yields them.
+const pgEventsInsert = `INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts)
+	SELECT r.app_id, r.event_id, r.user_id, r.session_id, r.metadata, r.log_id, CAST(? AS BIGINT)
+	FROM unnest(CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]), CAST(? AS TEXT[]))
+		AS r(app_id, event_id, user_id, session_id, metadata, log_id)
+	RETURNING id`
+
+// pgColumns back the arrays of one statement at a time, kept with the
+// transaction's other buffers.
+type pgColumns struct {
+	ints  [2][]int64
+	strs  [2][]string
+	texts [4][]pgtype.Text
+}
+
+func (c *pgColumns) reset() {
+	for i := range c.ints {
+		c.ints[i] = emptied(c.ints[i])
+	}
+	for i := range c.strs {
+		c.strs[i] = emptied(c.strs[i])
+	}
+	for i := range c.texts {
+		c.texts[i] = emptied(c.texts[i])
+	}
+}
+
+// pgText is v, a string or nil, as a nullable array element.
+func pgText(v any) pgtype.Text {
+	s, ok := v.(string)
+	return pgtype.Text{String: s, Valid: ok}
+}
+
+// flushUsersPG writes tx.userOrder.
+func (tx *Tx) flushUsersPG() error {
+	c := &tx.cols
+	apps, ids := c.ints[0], c.strs[0]
+	for _, u := range tx.userOrder {
+		apps = append(apps, u.appID)
+		ids = append(ids, u.userID)
+	}
+	c.ints[0], c.strs[0] = apps, ids
+	now := ms(tx.now)
+	_, err := tx.Tx.ExecContext(tx.ctx, pgUsersInsert, now, now, apps, ids)
+	c.reset()
+	return err
+}
+
+// insertAssignmentsPG writes tx.assigns and marks those that went in.
+func (tx *Tx) insertAssignmentsPG() error {
+	c := &tx.cols
+	campaigns, variants, keys := c.ints[0], c.ints[1], c.strs[0]
+	for _, a := range tx.assigns {
+		campaigns = append(campaigns, a.ref.campaign)
+		keys = append(keys, a.ref.key)
+		variants = append(variants, a.vid)
+	}
+	c.ints[0], c.ints[1], c.strs[0] = campaigns, variants, keys
+	defer c.reset()
+	rows, err := tx.Tx.QueryContext(tx.ctx, pgAssignInsert, ms(tx.now), campaigns, keys, variants)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var campaign int64
+		var key sql.RawBytes
+		if err := rows.Scan(&campaign, &key); err != nil {
+			return err
+		}
+		// By campaign, then by key: a lookup by string(key) alone does
+		// not copy the bytes.
+		if j, ok := tx.assignIdx[campaign][string(key)]; ok {
+			tx.assigns[j].inserted = true
+		}
+	}
+	return rows.Err()
+}
+
+// insertEventsPG writes tx.events and sets each one's id.
+func (tx *Tx) insertEventsPG() error {
+	c := &tx.cols
+	apps, names := c.ints[0], c.strs[0]
+	users, sessions, metas, logs := c.texts[0], c.texts[1], c.texts[2], c.texts[3]
+	for _, e := range tx.events {
+		apps = append(apps, e.appID)
+		names = append(names, e.eventID)
+		users = append(users, pgText(e.user))
+		sessions = append(sessions, pgText(e.session))
+		metas = append(metas, pgText(e.meta))
+		logs = append(logs, pgText(e.l))
+	}
+	c.ints[0], c.strs[0] = apps, names
+	c.texts[0], c.texts[1], c.texts[2], c.texts[3] = users, sessions, metas, logs
+	defer c.reset()
+	rows, err := tx.Tx.QueryContext(tx.ctx, pgEventsInsert, ms(tx.now), apps, names, users, sessions, metas, logs)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	j := 0
+	for rows.Next() {
+		if j == len(tx.events) {
+			return fmt.Errorf("store: events insert returned more rows than it was given")
+		}
+		if err := rows.Scan(&tx.events[j].res.ID); err != nil {
+			return err
+		}
+		j++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if j != len(tx.events) {
+		return fmt.Errorf("store: events insert returned %d ids for %d rows", j, len(tx.events))
+	}
+	return nil
+}
