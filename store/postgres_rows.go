@@ -1,7 +1,6 @@
 package store
 
 import (
-	"database/sql"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -85,24 +84,7 @@ func (tx *Tx) insertAssignmentsPG() error {
 	}
 	c.ints[0], c.ints[1], c.strs[0] = campaigns, variants, keys
 	defer c.reset()
-	rows, err := tx.Tx.QueryContext(tx.ctx, pgAssignInsert, ms(tx.now), campaigns, keys, variants)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var campaign int64
-		var key sql.RawBytes
-		if err := rows.Scan(&campaign, &key); err != nil {
-			return err
-		}
-		// By campaign, then by key: a lookup by string(key) alone does
-		// not copy the bytes.
-		if j, ok := tx.assignIdx[campaign][string(key)]; ok {
-			tx.assigns[j].inserted = true
-		}
-	}
-	return rows.Err()
+	return tx.markInserted(tx.Tx.QueryContext(tx.ctx, pgAssignInsert, ms(tx.now), campaigns, keys, variants))
 }
 
 // insertEventsPG writes tx.events and sets each one's id.

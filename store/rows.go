@@ -471,24 +471,7 @@ func (tx *Tx) insertAssignments(returning bool) (all bool, err error) {
 		for j, a := range args {
 			vals[j] = a.Value
 		}
-		rows, err := tx.query(q, vals...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var campaign int64
-			var key sql.RawBytes
-			if err := rows.Scan(&campaign, &key); err != nil {
-				return err
-			}
-			// By campaign, then by key: a lookup by string(key) alone
-			// does not copy the bytes.
-			if j, ok := tx.assignIdx[campaign][string(key)]; ok {
-				tx.assigns[j].inserted = true
-			}
-		}
-		return rows.Err()
+		return tx.markInserted(tx.query(q, vals...))
 	})
 	if err != nil || returning || changed != int64(len(tx.assigns)) {
 		return false, err
@@ -497,4 +480,26 @@ func (tx *Tx) insertAssignments(returning bool) (all bool, err error) {
 		tx.assigns[i].inserted = true
 	}
 	return true, nil
+}
+
+// markInserted marks inserted the queued assignments that rows, the
+// (campaign_id, user_key) a RETURNING named, went in as.
+func (tx *Tx) markInserted(rows *sql.Rows, err error) error {
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var campaign int64
+		var key sql.RawBytes
+		if err := rows.Scan(&campaign, &key); err != nil {
+			return err
+		}
+		// By campaign, then by key: a lookup by string(key) alone does
+		// not copy the bytes.
+		if j, ok := tx.assignIdx[campaign][string(key)]; ok {
+			tx.assigns[j].inserted = true
+		}
+	}
+	return rows.Err()
 }
