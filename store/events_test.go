@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -734,7 +735,7 @@ func TestEventsBatchedIDs(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = db.LogEvent(ctx, app, &EventInput{EventID: "view", UserID: fmt.Sprint("u", i%7), LogID: fmt.Sprint("log-", i)})
+			results[i], errs[i] = db.LogEvent(ctx, app, batchedEvent(i))
 		}()
 	}
 	wg.Wait()
@@ -743,18 +744,39 @@ func TestEventsBatchedIDs(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatal(errs[i])
 		}
+		// Columns that are NULL in some rows of a batch and set in others
+		// land in the row they belong to.
 		var logID string
-		if err := db.read.QueryRow(`SELECT log_id FROM events WHERE id = ?`, r.ID).Scan(&logID); err != nil {
+		var user, session, meta sql.NullString
+		if err := db.read.QueryRow(`SELECT log_id, user_id, session_id, metadata FROM events WHERE id = ?`, r.ID).Scan(&logID, &user, &session, &meta); err != nil {
 			t.Fatalf("event %d: id %d: %v", i, r.ID, err)
 		}
-		if want := fmt.Sprint("log-", i); logID != want || seen[r.ID] {
-			t.Fatalf("event %d answered id %d, whose row has logId %q (want %q), seen before %v", i, r.ID, logID, want, seen[r.ID])
+		in := batchedEvent(i)
+		if logID != in.LogID || seen[r.ID] {
+			t.Fatalf("event %d answered id %d, whose row has logId %q (want %q), seen before %v", i, r.ID, logID, in.LogID, seen[r.ID])
+		}
+		if user.String != in.UserID || user.Valid != (in.UserID != "") || session.String != in.SessionID || session.Valid != (in.SessionID != "") ||
+			meta.String != string(in.Metadata) || meta.Valid != (in.Metadata != nil) {
+			t.Fatalf("event %d stored user %v, session %v, metadata %v; want %q, %q, %s", i, user, session, meta, in.UserID, in.SessionID, in.Metadata)
 		}
 		seen[r.ID] = true
 	}
 	if got := countRows(t, db, `SELECT count(*) FROM users WHERE app_id = ?`, app); got != 7 {
 		t.Fatalf("%d users recorded, want 7", got)
 	}
+}
+
+// batchedEvent is the i-th event of TestEventsBatchedIDs: a third have
+// only a sessionId, half have metadata.
+func batchedEvent(i int) *EventInput {
+	in := &EventInput{EventID: "view", UserID: fmt.Sprint("u", i%7), LogID: fmt.Sprint("log-", i)}
+	if i%3 == 0 {
+		in.UserID, in.SessionID = "", fmt.Sprint("s-", i)
+	}
+	if i%2 == 0 {
+		in.Metadata = json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))
+	}
+	return in
 }
 
 // TestEventResultAppendJSON checks the event route's hand-written answer
