@@ -14,10 +14,6 @@ type dialect struct {
 	// columns: those rows go instead as one array per column, in the
 	// statements of postgres_rows.go, and the multi-row texts are unset.
 	columns bool
-	// assignProbe: first assignments go in without RETURNING, in a
-	// savepoint that the RETURNING form replaces when a row was stored
-	// already (see flushAssignments).
-	assignProbe bool
 	// greatest is the scalar maximum of its arguments.
 	greatest string
 	// jsonEach is a table j of the elements of a JSON array parameter:

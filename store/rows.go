@@ -346,8 +346,8 @@ func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome, lc *live
 // new user's request in the batch before) is answered the stored variant,
 // without an impression.
 //
-// Nearly always every queued row is new, so the rows go in with a plain
-// INSERT … DO NOTHING first: when its change count is every row, each was
+// Nearly always every queued row is new, so on SQLite the rows go in with
+// a plain INSERT … DO NOTHING first: when its change count is every row, each was
 // inserted, without the cost of RETURNING a result row per user (a seventh
 // of a new user's store CPU). Otherwise a savepoint undoes that insert and
 // the RETURNING form names the rows it inserts.
@@ -412,15 +412,13 @@ func comparePending(a, b pendingAssign) int {
 }
 
 // insertAllAssignments writes the queued assignments and marks those that
-// went in. On PostgreSQL, whose RETURNING costs little next to a
-// statement's round trip, the RETURNING form does it in one pass.
+// went in. On SQLite they go in without RETURNING first, in a savepoint
+// that the RETURNING form replaces when a row was stored already (see
+// flushAssignments). On PostgreSQL, whose RETURNING costs little next to a
+// statement's round trip, one statement does it in one pass.
 func (tx *Tx) insertAllAssignments() error {
 	if tx.db.dia.columns {
 		return tx.insertAssignmentsPG()
-	}
-	if !tx.db.dia.assignProbe {
-		_, err := tx.insertAssignments(true)
-		return err
 	}
 	if _, err := tx.exec(`SAVEPOINT assignments`); err != nil {
 		return err

@@ -6,7 +6,6 @@ var sqliteDialect = dialect{
 	assignInsert:    assignInsert,
 	assignReturning: assignReturning,
 	eventsInsert:    eventsInsert,
-	assignProbe:     true,
 	greatest:        `MAX`,
 	jsonEach:        `json_each(?) AS j`,
 	unindexed:       `+`,
