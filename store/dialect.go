@@ -12,7 +12,8 @@ type dialect struct {
 	// assignments (with RETURNING, the rows that went in), events.
 	usersInsert, assignInsert, assignReturning, eventsInsert multiRow
 	// columns: those rows go instead as one array per column, in the
-	// statements of postgres_rows.go, and the multi-row texts are unset.
+	// statements of postgres_rows.go, and the multi-row texts are unset;
+	// so do the commit's counter deltas (postgres_counts.go).
 	columns bool
 	// greatest is the scalar maximum of its arguments.
 	greatest string

@@ -26,15 +26,14 @@ const pgFlushCounts = `WITH d (id, i, c, x, xx, xy) AS (
 // flushCountsPG writes the deltas of the variants ids, sorted, and their
 // hour's.
 func (tx *Tx) flushCountsPG(ids []int64) error {
-	cols := make([][]int64, 6)
-	for k := range cols {
-		cols[k] = make([]int64, len(ids))
-	}
-	for j, id := range ids {
+	c := &tx.cols
+	defer c.reset()
+	cols := &c.ints
+	for _, id := range ids {
 		d := tx.counts[id]
-		cols[0][j], cols[1][j], cols[2][j] = id, d.impressions, d.conversions
-		cols[3][j], cols[4][j], cols[5][j] = d.sumX, d.sumXX, d.sumXY
+		cols[0], cols[1], cols[2] = append(cols[0], id), append(cols[1], d.impressions), append(cols[2], d.conversions)
+		cols[3], cols[4], cols[5] = append(cols[3], d.sumX), append(cols[4], d.sumXX), append(cols[5], d.sumXY)
 	}
-	_, err := tx.exec(pgFlushCounts, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], ms(tx.now)/msPerHour)
+	_, err := tx.Tx.ExecContext(tx.ctx, pgFlushCounts, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], ms(tx.now)/msPerHour)
 	return err
 }

@@ -32,10 +32,11 @@ const pgEventsInsert = `INSERT INTO events (app_id, event_id, user_id, session_i
 		AS r(app_id, event_id, user_id, session_id, metadata, log_id)
 	RETURNING id`
 
-// pgColumns back the arrays of one statement at a time, kept with the
-// transaction's other buffers.
+// pgColumns back the arrays of one statement at a time (rows here, the
+// counters' deltas in postgres_counts.go), kept with the transaction's
+// other buffers.
 type pgColumns struct {
-	ints  [2][]int64
+	ints  [6][]int64
 	strs  [2][]string
 	texts [4][]pgtype.Text
 }

@@ -207,7 +207,7 @@ func (tx *Tx) flushCounts() error {
 	// deadlock.
 	ids := slices.Sorted(maps.Keys(tx.counts))
 	var err error
-	if tx.db.pg != nil {
+	if tx.db.dia.columns {
 		err = tx.flushCountsPG(ids) // one statement: see postgres_counts.go
 	} else {
 		err = tx.flushCountsEach(ids)
