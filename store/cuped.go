@@ -48,6 +48,9 @@ func (tx *Tx) covariates(list []pendingAssign) error {
 				continue
 			}
 			list[j].x = 0
+			if g.kind == 'u' && tx.isFresh(g.lc.appID, list[j].user) {
+				continue // first seen by this transaction: nothing before it
+			}
 			if len(pos) > 0 {
 				users = append(users, ',')
 			}
@@ -56,11 +59,21 @@ func (tx *Tx) covariates(list []pendingAssign) error {
 		}
 		users = append(users, ']')
 		tx.runText = users[:0]
+		if len(pos) == 0 {
+			continue
+		}
 		if err := tx.countCovariates(g.lc, g.kind, list, pos, string(users)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// isFresh reports whether this transaction recorded the user for the
+// first time (see txBufs.fresh).
+func (tx *Tx) isFresh(appID int64, userID string) bool {
+	_, ok := tx.fresh[userRef{appID, userID}]
+	return ok
 }
 
 // countCovariates counts the goal events in the lookback window of the

@@ -334,3 +334,81 @@ func queryPlan(t *testing.T, conn *sql.Conn, q string, args ...any) string {
 	}
 	return strings.Join(plan, "; ")
 }
+
+// TestCovariatesOfFreshUsers writes several users' first assignments in
+// one commit each, as the group commit does, and checks their covariates:
+// a user the commit itself records for the first time has none, without
+// a query on PostgreSQL; a known user's earlier goal events count, alone
+// or beside new users; and a goal event the same commit logs just before
+// the assignment is not before it.
+func TestCovariatesOfFreshUsers(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := mustOpenApp(t, eventsT0.Add(-3*24*time.Hour))
+	for _, e := range []struct {
+		user string
+		n    int
+	}{{"known-1", 2}, {"known-2", 1}, {"known-3", 3}} {
+		for range e.n {
+			if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "buy", UserID: e.user}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	clock.Set(eventsT0)
+	c := mustCreateCampaign(t, db, app, "buy", []testArm{{alloc: 50, control: true}, {alloc: 50}})
+	lc, err := db.liveCampaign(ctx, app, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		// users are assigned in one commit, after that commit logs a goal
+		// event for each of events.
+		users, events []string
+		want          []int64
+	}{
+		{"AllNew", []string{"new-1", "new-2", "new-3"}, nil, []int64{0, 0, 0}},
+		// Updating a known user's last sighting returns its row too: it
+		// must not pass for a new one.
+		{"KnownAlone", []string{"known-2"}, nil, []int64{1}},
+		{"KnownBesideNew", []string{"new-4", "known-1", "new-5"}, nil, []int64{0, 2, 0}},
+		{"EventInTheSameCommit", []string{"new-6", "new-7"}, []string{"new-6"}, []int64{0, 0}},
+		{"KnownWithEventInTheSameCommit", []string{"known-3"}, []string{"known-3"}, []int64{3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock.Add(time.Minute)
+			outs := make([]assignOutcome, len(tc.users))
+			err := db.withTx(ctx, func(tx *Tx) error {
+				for _, u := range tc.events {
+					if err := tx.logEvent(app, &EventInput{EventID: "buy", UserID: u}, nil, &EventResult{}); err != nil {
+						return err
+					}
+				}
+				for i, u := range tc.users {
+					if err := tx.assign(lc, &VariantRequest{UserID: u}, 'u', u, &outs[i]); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, u := range tc.users {
+				if !outs[i].recorded {
+					t.Fatalf("%s: not recorded as a first assignment: %+v", u, outs[i])
+				}
+				if got := mustScalar(t, db, `SELECT covariate FROM assignments WHERE campaign_id = ? AND user_key = ?`, c.ID, storedKey('u', u)); got != tc.want[i] {
+					t.Errorf("%s: covariate %d, want %d", u, got, tc.want[i])
+				}
+				if n := countRows(t, db, `SELECT count(*) FROM users WHERE app_id = ? AND user_id = ?`, app, u); n != 1 {
+					t.Errorf("%s: %d users rows, want 1", u, n)
+				}
+			}
+		})
+	}
+	// The sums analytics reads agree with the rows.
+	if got := mustScalar(t, db, `SELECT sum(cuped_sum_x) FROM campaign_variants WHERE campaign_id = ?`, c.ID); got != 6 {
+		t.Errorf("cuped_sum_x over the variants %d, want 6", got)
+	}
+}

@@ -14,9 +14,14 @@ import (
 // to 48 rows cost 44–55 µs of server and 20–27 µs of client CPU a row that
 // way, and 32–35 and 12–13 µs as arrays.
 
-var pgUsersInsert = `INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen)
+// The users statement counts the rows it inserted, those first seen now.
+// It returns the rows it updated too, but an update leaves first_seen as
+// it was, and a row first seen now was seen too recently to be updated.
+var pgUsersInsert = `WITH w AS (INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen)
 	SELECT r.app_id, r.user_id, '{}', CAST(? AS BIGINT), CAST(? AS BIGINT)
-	FROM unnest(CAST(? AS BIGINT[]), CAST(? AS TEXT[])) AS r(app_id, user_id)` + usersUpsert
+	FROM unnest(CAST(? AS BIGINT[]), CAST(? AS TEXT[])) AS r(app_id, user_id)` + usersUpsert + `
+	RETURNING first_seen)
+	SELECT count(*) FROM w WHERE first_seen = CAST(? AS BIGINT)`
 
 // RETURNING names the rows inserted: the others were stored already.
 const pgAssignInsert = `INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at)
@@ -59,7 +64,9 @@ func pgText(v any) pgtype.Text {
 	return pgtype.Text{String: s, Valid: ok}
 }
 
-// flushUsersPG writes tx.userOrder.
+// flushUsersPG writes tx.userOrder. When every one of them was new, they
+// join tx.fresh; a batch that mixes new and known users leaves it as it
+// was, which only costs their covariate query.
 func (tx *Tx) flushUsersPG() error {
 	c := &tx.cols
 	apps, ids := c.ints[0], c.strs[0]
@@ -69,8 +76,17 @@ func (tx *Tx) flushUsersPG() error {
 	}
 	c.ints[0], c.strs[0] = apps, ids
 	now := ms(tx.now)
-	_, err := tx.Tx.ExecContext(tx.ctx, pgUsersInsert, now, now, apps, ids)
+	var inserted int
+	err := tx.Tx.QueryRowContext(tx.ctx, pgUsersInsert, now, now, apps, ids, now).Scan(&inserted)
 	c.reset()
+	if err == nil && inserted == len(tx.userOrder) {
+		if tx.fresh == nil {
+			tx.fresh = make(map[userRef]struct{}, len(tx.userOrder))
+		}
+		for _, u := range tx.userOrder {
+			tx.fresh[u] = struct{}{}
+		}
+	}
 	return err
 }
 

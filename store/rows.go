@@ -106,6 +106,11 @@ func (b *lastBox[T]) of(v T) any {
 type txBufs struct {
 	users     map[userRef]struct{}
 	userOrder []userRef
+	// fresh are users this transaction inserted, where its users
+	// statement reports them (PostgreSQL's). Logging an event records its
+	// user in the same transaction, so a user first seen now logged no
+	// event before now: their CUPED covariate is 0 without a query.
+	fresh     map[userRef]struct{}
 	events    []pendingEvent
 	logs      map[logKey]int // index in events of each queued logId
 	assigns   []pendingAssign
@@ -129,6 +134,7 @@ const maxKeptRows = 4096
 // reference they hold so that nothing they held stays reachable.
 func (b *txBufs) reset() {
 	clear(b.users)
+	clear(b.fresh)
 	clear(b.logs)
 	// A campaign's map of keys is kept for its next new users, unless
 	// many campaigns took first assignments.
