@@ -8,12 +8,10 @@ import "fmt"
 // that needs a dialect of its own gets a field here, and its two texts sit
 // in sqlite_sql.go and postgres_sql.go.
 type dialect struct {
-	// The group commit's multi-row inserts (rows.go): users, first
-	// assignments (with RETURNING, the rows that went in), events.
-	usersInsert, assignInsert, assignReturning, eventsInsert multiRow
-	// columns: those rows go instead as one array per column, in the
-	// statements of postgres_rows.go, and the multi-row texts are unset;
-	// so do the commit's counter deltas (postgres_counts.go).
+	// columns: a group commit's users, first assignments and events go
+	// as one array per column (postgres_rows.go), and so do its counter
+	// deltas (postgres_counts.go); otherwise as multi-row statements
+	// (sqlite_rows.go) and a statement per variant.
 	columns bool
 	// greatest is the scalar maximum of its arguments.
 	greatest string

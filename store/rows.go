@@ -10,94 +10,19 @@ import (
 )
 
 // Rows that the operations of one group commit add to the same table are
-// written at commit by one multi-row statement per table, not by one
+// written at commit by one statement per table (multi-row on SQLite,
+// sqlite_rows.go; arrays on PostgreSQL, postgres_rows.go), not by one
 // statement per operation: a batch of sixty new users or events then costs
-// SQLite's per-statement work (and the driver's) a handful of times instead
-// of sixty. Only writes that nothing in the batch reads back are deferred:
+// the per-statement work a handful of times instead of sixty. Only writes that nothing in the batch reads back are deferred:
 // a user sighting without attributes (flushed before any audience check,
 // which reads profiles), a first assignment (flushed before a conversion
 // is looked for) and an event row.
 
-// multiRow is an INSERT whose VALUES list comes in power-of-two lengths up
-// to max rows, so the writer keeps few distinct statements prepared.
-//
-// The driver binds each of a statement's parameters by searching the
-// argument list from its start (modernc.org/sqlite's conn.bind), so binding
-// costs the square of the parameters: sixty-four events of seven values
-// spent more binding than inserting. So a statement holds at most about
-// maxParams parameters, and a wider row gets fewer rows a statement.
-type multiRow struct {
-	max   int
-	texts map[int]string
-}
+// assignSuffix and usersUpsert end both stores' inserts of those rows.
+const assignSuffix = ` ON CONFLICT (campaign_id, user_key) DO NOTHING`
 
-const (
-	maxRowsPerStmt = 64
-	maxParams      = 128
-)
-
-func newMultiRow(prefix, row, suffix string) multiRow {
-	m := multiRow{max: maxRowsPerStmt, texts: map[int]string{}}
-	for m.max > 1 && m.max*strings.Count(row, "?") > maxParams {
-		m.max /= 2
-	}
-	for n := 1; n <= m.max; n *= 2 {
-		m.texts[n] = prefix + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ") + suffix
-	}
-	return m
-}
-
-// chunks calls fn with consecutive runs of rows [i, i+n), n a power of two.
-func (m multiRow) chunks(rows int, fn func(i, n int, q string) error) error {
-	for i := 0; i < rows; {
-		n := m.max
-		for n > rows-i {
-			n /= 2
-		}
-		if err := fn(i, n, m.texts[n]); err != nil {
-			return err
-		}
-		i += n
-	}
-	return nil
-}
-
-const (
-	assignPrefix = `INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES `
-	assignSuffix = ` ON CONFLICT (campaign_id, user_key) DO NOTHING`
-)
-
-var (
-	usersUpsert = fmt.Sprintf(` ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
-		WHERE users.last_seen <= excluded.last_seen - %d`, lastSeenResolution)
-	usersInsert  = newMultiRow(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES `, `(?, ?, '{}', ?, ?)`, usersUpsert)
-	assignInsert = newMultiRow(assignPrefix, `(?, ?, ?, ?)`, assignSuffix)
-	// RETURNING names the rows inserted: the others were stored already.
-	assignReturning = newMultiRow(assignPrefix, `(?, ?, ?, ?)`, assignSuffix+` RETURNING campaign_id, user_key`)
-	// OR FAIL: a statement that may abort halfway makes SQLite copy every
-	// page it touches into a statement journal first, to undo just that
-	// statement. Here a failure fails the whole transaction, which is
-	// rolled back and retried request by request, so nothing needs undoing
-	// statement by statement.
-	eventsInsert = newMultiRow(`INSERT OR FAIL INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
-		`(?, ?, ?, ?, ?, ?, ?)`, ``)
-)
-
-// lastBox turns values into database/sql arguments, reusing the previous
-// interface value while the value repeats: the rows of one batch share the
-// app, the time and often the event's name and the variant, and every new
-// interface value holding an int64 or a string is an allocation.
-type lastBox[T comparable] struct {
-	v   T
-	box any
-}
-
-func (b *lastBox[T]) of(v T) any {
-	if b.box == nil || v != b.v {
-		b.v, b.box = v, v
-	}
-	return b.box
-}
+var usersUpsert = fmt.Sprintf(` ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
+	WHERE users.last_seen <= excluded.last_seen - %d`, lastSeenResolution)
 
 // txBufs are the containers a write transaction gathers its rows in. They
 // pass from one transaction to the next (DB.bufs) rather than grow from
@@ -234,16 +159,7 @@ func (tx *Tx) flushUsers() error {
 	if tx.db.dia.columns {
 		err = tx.flushUsersPG()
 	} else {
-		now := any(ms(tx.now))
-		var app lastBox[int64]
-		err = tx.db.dia.usersInsert.chunks(len(tx.userOrder), func(i, n int, q string) error {
-			args := tx.argsFor(4 * n)
-			for _, u := range tx.userOrder[i : i+n] {
-				args = rowArgs(args, app.of(u.appID), u.userID, now, now)
-			}
-			_, err := tx.execRows(q, args)
-			return err
-		})
+		err = tx.flushUsersSQLite()
 	}
 	clear(tx.users)
 	tx.userOrder = tx.userOrder[:0]
@@ -269,16 +185,7 @@ func (tx *Tx) flushEvents() error {
 	if tx.db.dia.columns {
 		err = tx.insertEventsPG()
 	} else {
-		now := any(ms(tx.now))
-		var app lastBox[int64]
-		var name lastBox[string]
-		err = tx.db.dia.eventsInsert.chunks(len(tx.events), func(i, n int, q string) error {
-			args := tx.argsFor(7 * n)
-			for _, e := range tx.events[i : i+n] {
-				args = rowArgs(args, app.of(e.appID), name.of(e.eventID), e.user, e.session, e.meta, e.l, now)
-			}
-			return tx.insertEventRows(q, args, tx.events[i:i+n])
-		})
+		err = tx.insertEventsSQLite()
 	}
 	if err == nil {
 		for _, e := range tx.events {
@@ -351,12 +258,6 @@ func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome, lc *live
 // stored meanwhile (a returning user the cache had forgotten, or the same
 // new user's request in the batch before) is answered the stored variant,
 // without an impression.
-//
-// Nearly always every queued row is new, so on SQLite the rows go in with
-// a plain INSERT … DO NOTHING first: when its change count is every row, each was
-// inserted, without the cost of RETURNING a result row per user (a seventh
-// of a new user's store CPU). Otherwise a savepoint undoes that insert and
-// the RETURNING form names the rows it inserts.
 func (tx *Tx) flushAssignments() error {
 	if len(tx.assigns) == 0 {
 		return nil
@@ -418,72 +319,13 @@ func comparePending(a, b pendingAssign) int {
 }
 
 // insertAllAssignments writes the queued assignments and marks those that
-// went in. On SQLite they go in without RETURNING first, in a savepoint
-// that the RETURNING form replaces when a row was stored already (see
-// flushAssignments). On PostgreSQL, whose RETURNING costs little next to a
-// statement's round trip, one statement does it in one pass.
+// went in: on PostgreSQL, where RETURNING costs little next to a round
+// trip, in one statement; on SQLite, with a probe first.
 func (tx *Tx) insertAllAssignments() error {
 	if tx.db.dia.columns {
 		return tx.insertAssignmentsPG()
 	}
-	if _, err := tx.exec(`SAVEPOINT assignments`); err != nil {
-		return err
-	}
-	all, err := tx.insertAssignments(false)
-	if err == nil && !all {
-		if _, err = tx.exec(`ROLLBACK TO assignments`); err == nil {
-			_, err = tx.insertAssignments(true)
-		}
-	}
-	if err != nil {
-		return err
-	}
-	_, err = tx.exec(`RELEASE assignments`)
-	return err
-}
-
-// insertAssignments writes the queued assignments. Without returning it
-// reports whether every row went in, and marks them all inserted if so;
-// with it, it marks the rows inserted that RETURNING names.
-func (tx *Tx) insertAssignments(returning bool) (all bool, err error) {
-	now := any(ms(tx.now))
-	var campaignArg, variantArg lastBox[int64]
-	m := tx.db.dia.assignInsert
-	if returning {
-		m = tx.db.dia.assignReturning
-	}
-	var changed int64
-	err = m.chunks(len(tx.assigns), func(i, n int, q string) error {
-		chunk := tx.assigns[i : i+n]
-		args := tx.argsFor(4 * n)
-		for _, a := range chunk {
-			args = rowArgs(args, campaignArg.of(a.ref.campaign), a.ref.key, variantArg.of(a.vid), now)
-		}
-		if !returning {
-			r, err := tx.execRows(q, args)
-			if err != nil {
-				return err
-			}
-			k, err := r.RowsAffected()
-			changed += k
-			return err
-		}
-		// Rare (a user stored already: a returning user the cache forgot,
-		// the same new user in two batches): the rows it names are read
-		// through database/sql.
-		vals := make([]any, len(args))
-		for j, a := range args {
-			vals[j] = a.Value
-		}
-		return tx.markInserted(tx.query(q, vals...))
-	})
-	if err != nil || returning || changed != int64(len(tx.assigns)) {
-		return false, err
-	}
-	for i := range tx.assigns {
-		tx.assigns[i].inserted = true
-	}
-	return true, nil
+	return tx.insertAssignmentsSQLite()
 }
 
 // markInserted marks inserted the queued assignments that rows, the
