@@ -90,6 +90,7 @@ func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign,
 	if kind == 'u' {
 		recent = tx.recentCovariates(lc, list, pos, since, now)
 	}
+	tx.db.covariateReads.Add(1)
 	rows, err := tx.query(tx.db.dia.covariateEvents[kind], users, lc.appID, lc.goal, since)
 	if err != nil {
 		return err

@@ -412,3 +412,70 @@ func TestCovariatesOfFreshUsers(t *testing.T) {
 		t.Errorf("cuped_sum_x over the variants %d, want 6", got)
 	}
 }
+
+// TestForgottenReturningUserCostsNoCovariate: a returning user whom the
+// memory forgot is answered from the stored assignment, and their goal
+// events since are not counted: only a first assignment has a covariate.
+// The count of goal events is a query per commit, and a query that, for
+// users with many events, is the costliest part of it.
+func TestForgottenReturningUserCostsNoCovariate(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := mustOpenApp(t, eventsT0)
+	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "buy", UserID: "known"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(time.Minute)
+	c := mustCreateCampaign(t, db, app, "buy", []testArm{{alloc: 50, control: true}, {alloc: 50}})
+	variant := func(user string) string {
+		t.Helper()
+		b, err := db.Variant(ctx, app, c.ID, &VariantRequest{UserID: user}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	first := variant("known")
+	if !strings.Contains(first, `"impressionRecorded":true`) {
+		t.Fatalf("first answer %s, want a recorded impression", first)
+	}
+	if got := mustScalar(t, db, `SELECT covariate FROM assignments WHERE campaign_id = ? AND user_key = ?`, c.ID, storedKey('u', "known")); got != 1 {
+		t.Fatalf("covariate %d, want 1 (the goal event before the assignment)", got)
+	}
+	for range 3 {
+		clock.Add(time.Minute)
+		if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "buy", UserID: "known"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	db.assigned = newUserCache(1 << 10) // as a full shard starts over
+	reads := db.covariateReads.Load()
+	again := variant("known")
+	if want := strings.Replace(first, `"impressionRecorded":true`, `"impressionRecorded":false`, 1); again != want {
+		t.Fatalf("returning answer %s, want %s", again, want)
+	}
+	if got := db.covariateReads.Load() - reads; got != 0 {
+		t.Errorf("%d covariate queries for a returning user, want 0", got)
+	}
+	if got := mustScalar(t, db, `SELECT covariate FROM assignments WHERE campaign_id = ? AND user_key = ?`, c.ID, storedKey('u', "known")); got != 1 {
+		t.Errorf("covariate %d after the return, want 1", got)
+	}
+	if got := mustScalar(t, db, `SELECT sum(impressions) FROM campaign_variants WHERE campaign_id = ?`, c.ID); got != 1 {
+		t.Errorf("impressions %d, want 1", got)
+	}
+
+	// A new user still has theirs counted, by a query when the commit
+	// knew them before.
+	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "buy", UserID: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(time.Minute)
+	reads = db.covariateReads.Load()
+	variant("second")
+	if got := db.covariateReads.Load() - reads; got != 1 {
+		t.Errorf("%d covariate queries for a known user's first assignment, want 1", got)
+	}
+	if got := mustScalar(t, db, `SELECT covariate FROM assignments WHERE campaign_id = ? AND user_key = ?`, c.ID, storedKey('u', "second")); got != 1 {
+		t.Errorf("second: covariate %d, want 1", got)
+	}
+}

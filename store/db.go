@@ -69,11 +69,13 @@ type DB struct {
 	converted *userCache // (campaign, user) that converted: no second try
 	// runningReads counts the campaign reads of stillRunning, for tests.
 	runningReads atomic.Int64
-	audiences    *audienceCache
-	batch        *batcher
-	ix           eventIndexer
-	ckpt         *checkpoints
-	closed       atomic.Bool
+	// covariateReads counts the covariate queries, for tests.
+	covariateReads atomic.Int64
+	audiences      *audienceCache
+	batch          *batcher
+	ix             eventIndexer
+	ckpt           *checkpoints
+	closed         atomic.Bool
 	// lockWait bounds begin's wait for the write lock (writeLockWait;
 	// shorter in tests), and lockWaits counts its retries.
 	lockWait  time.Duration

@@ -265,10 +265,18 @@ func (tx *Tx) flushAssignments() error {
 	if tx.db.dia.lockOrder {
 		tx.sortAssignments()
 	}
-	if err := tx.covariates(tx.assigns); err != nil {
+	if err := tx.insertAllAssignments(); err != nil {
 		return err
 	}
-	if err := tx.insertAllAssignments(); err != nil {
+	// Only a row that went in has a covariate: a user stored already (a
+	// returning user the memory forgot) costs no query, however many goal
+	// events they logged since their assignment.
+	for i := range tx.assigns {
+		if !tx.assigns[i].inserted {
+			tx.assigns[i].lc = nil
+		}
+	}
+	if err := tx.covariates(tx.assigns); err != nil {
 		return err
 	}
 	for i := range tx.assigns {
