@@ -12,6 +12,14 @@ import (
 	"service/webhooks"
 )
 
+// A table that fills from empty is analyzed within statisticsInterval of
+// holding statisticsMinRows rows, well before autovacuum's first pass
+// (a minute or more) on PostgreSQL; nothing is asked of SQLite.
+const (
+	statisticsInterval = 5 * time.Second
+	statisticsMinRows  = 1000
+)
+
 // workers returns the background jobs serve runs beside the HTTP server:
 // the scheduled jobs, which run on the leader only (every process on
 // SQLite, one on PostgreSQL), and the webhook dispatcher, which runs on
@@ -33,6 +41,7 @@ func workers(c Config, db *store.DB, log *slog.Logger, mx *metrics.Metrics) (lea
 		(&scheduler.Retention{DB: db, Keep: c.Retention, KeepAudit: c.AuditRetention,
 			Interval: max(min(c.Retention/10, time.Hour), time.Second), Log: log}).Run,
 		(&scheduler.Audiences{DB: db, Interval: c.AudienceInterval, Log: log}).Run,
+		(&scheduler.Statistics{DB: db, Interval: statisticsInterval, MinRows: statisticsMinRows, Log: log}).Run,
 	}}
 	return leader, []func(context.Context) error{dispatcher.Run}
 }
