@@ -15,8 +15,9 @@ import (
 // the planner prices every index whose first columns a query names as
 // equally cheap. It then counted a group commit's CUPED covariates through
 // the index of events by name and time, reading every goal event of the
-// app for each user, instead of the index of events by user: seconds a
-// commit, during which no write of any request went in.
+// app for each user, instead of the index of events by user: 0.3–1.1 s a
+// commit at 80,000 goal events, and more as they grow, during which no
+// write of any request went in.
 //
 // The leader therefore has PostgreSQL analyze such tables as soon as they
 // hold a few rows (scheduler.Statistics), and autovacuum keeps the
