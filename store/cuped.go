@@ -24,9 +24,33 @@ import (
 // msPerDay is one lookback day in milliseconds.
 const msPerDay = 24 * msPerHour
 
-// covariates counts the covariate of each assignment of list that has
-// CUPED on (lc set), in one query per campaign and kind of key: most new
-// users have no earlier events, and for them the query's index probe
+// recordCovariates counts the covariate of each assignment of list that
+// went in with CUPED on, and keeps those that are not 0 with their row and
+// in their variant's sums. Only a first assignment has one: a user stored
+// already (a returning user the memory forgot) costs no query, however
+// many goal events they logged since.
+func (tx *Tx) recordCovariates(list []pendingAssign) error {
+	if err := tx.covariates(list); err != nil {
+		return err
+	}
+	for i := range list {
+		a := &list[i]
+		if !a.inserted || a.x == 0 {
+			continue
+		}
+		// Rare: most new users have no goal events before their first
+		// assignment, and their rows keep the default 0.
+		if _, err := tx.exec(`UPDATE assignments SET covariate = ? WHERE campaign_id = ? AND user_key = ?`, a.x, a.ref.campaign, a.ref.key); err != nil {
+			return err
+		}
+		tx.countCovariate(a.vid, a.x)
+	}
+	return nil
+}
+
+// covariates counts the covariate of each assignment of list that went in
+// with CUPED on (lc set), in one query per campaign and kind of key: most
+// new users have no earlier events, and for them the query's index probe
 // finds nothing.
 func (tx *Tx) covariates(list []pendingAssign) error {
 	type group struct {
@@ -36,7 +60,7 @@ func (tx *Tx) covariates(list []pendingAssign) error {
 	var done []group
 	for i := range list {
 		g := group{list[i].lc, list[i].kind}
-		if g.lc == nil || slices.Contains(done, g) {
+		if g.lc == nil || !list[i].inserted || slices.Contains(done, g) {
 			continue
 		}
 		done = append(done, g)
@@ -44,7 +68,7 @@ func (tx *Tx) covariates(list []pendingAssign) error {
 		var pos []int
 		users := append(tx.runText[:0], '[')
 		for j := i; j < len(list); j++ {
-			if list[j].lc != g.lc || list[j].kind != g.kind {
+			if list[j].lc != g.lc || list[j].kind != g.kind || !list[j].inserted {
 				continue
 			}
 			list[j].x = 0

@@ -371,20 +371,47 @@ func TestCupedRoundRobin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A visitor known by session alone counts the session's goal events,
+	// whatever the assignment type.
+	for range 2 {
+		if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "buy", SessionID: "visit"}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	clock.Set(eventsT0)
 	c := mustNamespaced(t, db, app, "RR", nil, CampaignDraft)
 	if _, err := db.UpdateCampaign(ctx, app, c.ID, CampaignInput{AssignmentType: ptr(AssignRoundRobin), Status: ptr(CampaignActive)}); err != nil {
 		t.Fatal(err)
 	}
-	for _, u := range []string{"loyal", "new"} {
-		if _, err := db.Variant(ctx, app, c.ID, &VariantRequest{UserID: u}, nil); err != nil {
+	for _, r := range []VariantRequest{{UserID: "loyal"}, {UserID: "new"}, {SessionID: "visit"}} {
+		if _, err := db.Variant(ctx, app, c.ID, &r, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if got := mustScalar(t, db, `SELECT covariate FROM assignments WHERE campaign_id = ? AND user_key = 'u:loyal'`, c.ID); got != 3 {
-		t.Errorf("covariate %d, want 3", got)
+	for key, want := range map[string]int64{"u:loyal": 3, "u:new": 0, "s:visit": 2} {
+		if got := mustScalar(t, db, `SELECT covariate FROM assignments WHERE campaign_id = ? AND user_key = ?`, c.ID, key); got != want {
+			t.Errorf("%s: covariate %d, want %d", key, got, want)
+		}
 	}
-	if got := mustScalar(t, db, `SELECT SUM(cuped_sum_x) * 100 + SUM(cuped_sum_xx) FROM campaign_variants WHERE campaign_id = ?`, c.ID); got != 3*100+9 {
-		t.Errorf("sums %d, want ΣX 3 and ΣX² 9", got)
+	if got := mustScalar(t, db, `SELECT SUM(cuped_sum_x) * 100 + SUM(cuped_sum_xx) FROM campaign_variants WHERE campaign_id = ?`, c.ID); got != 5*100+13 {
+		t.Errorf("sums %d, want ΣX 5 and ΣX² 13", got)
+	}
+
+	// A returning user the memory forgot is answered from the stored row,
+	// without a covariate query.
+	db.assigned = newUserCache(1 << 10)
+	reads := db.covariateReads.Load()
+	b, err := db.Variant(ctx, app, c.ID, &VariantRequest{UserID: "loyal"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"impressionRecorded":false`) {
+		t.Errorf("returning answer %s, want no impression", b)
+	}
+	if got := db.covariateReads.Load() - reads; got != 0 {
+		t.Errorf("%d covariate queries for a returning user, want 0", got)
+	}
+	if got := mustScalar(t, db, `SELECT SUM(cuped_sum_x) * 100 + SUM(cuped_sum_xx) FROM campaign_variants WHERE campaign_id = ?`, c.ID); got != 5*100+13 {
+		t.Errorf("sums %d after the return, want unchanged", got)
 	}
 }

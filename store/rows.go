@@ -13,10 +13,11 @@ import (
 // written at commit by one statement per table (multi-row on SQLite,
 // sqlite_rows.go; arrays on PostgreSQL, postgres_rows.go), not by one
 // statement per operation: a batch of sixty new users or events then costs
-// the per-statement work a handful of times instead of sixty. Only writes that nothing in the batch reads back are deferred:
-// a user sighting without attributes (flushed before any audience check,
-// which reads profiles), a first assignment (flushed before a conversion
-// is looked for) and an event row.
+// the per-statement work a handful of times instead of sixty. Only writes
+// that nothing in the batch reads back are deferred: a user sighting
+// without attributes (flushed before any audience check, which reads
+// profiles), a first assignment (flushed before a conversion is looked
+// for) and an event row.
 
 // assignSuffix and usersUpsert end both stores' inserts of those rows.
 const assignSuffix = ` ON CONFLICT (campaign_id, user_key) DO NOTHING`
@@ -268,15 +269,7 @@ func (tx *Tx) flushAssignments() error {
 	if err := tx.insertAllAssignments(); err != nil {
 		return err
 	}
-	// Only a row that went in has a covariate: a user stored already (a
-	// returning user the memory forgot) costs no query, however many goal
-	// events they logged since their assignment.
-	for i := range tx.assigns {
-		if !tx.assigns[i].inserted {
-			tx.assigns[i].lc = nil
-		}
-	}
-	if err := tx.covariates(tx.assigns); err != nil {
+	if err := tx.recordCovariates(tx.assigns); err != nil {
 		return err
 	}
 	for i := range tx.assigns {
@@ -284,14 +277,6 @@ func (tx *Tx) flushAssignments() error {
 		vid := a.vid
 		if a.inserted {
 			tx.countImpression(vid)
-			if a.x != 0 {
-				// Rare: most new users have no goal events before their
-				// first assignment, and their rows keep the default 0.
-				if _, err := tx.exec(`UPDATE assignments SET covariate = ? WHERE campaign_id = ? AND user_key = ?`, a.x, a.ref.campaign, a.ref.key); err != nil {
-					return err
-				}
-				tx.countCovariate(vid, a.x)
-			}
 		} else if err := tx.queryRow(`SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, a.ref.campaign, a.ref.key).Scan(&vid); err != nil {
 			return err
 		}

@@ -255,17 +255,9 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 		tx.assignLater(ref, vid, out, lc, kind, user)
 		return nil
 	}
-	var x int64
-	if lc.cupedMS > 0 && kind == 'u' {
-		one := []pendingAssign{{lc: lc, user: user, kind: kind}}
-		if err := tx.covariates(one); err != nil {
-			return err
-		}
-		x = one[0].x
-	}
 	// RETURNING yields a row only when the insert happened.
-	err := tx.queryRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, covariate) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id`, lc.id, key, vid, now, x).Scan(&vid)
+	err := tx.queryRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id`, lc.id, key, vid, now).Scan(&vid)
 	if errors.Is(err, sql.ErrNoRows) {
 		// A returning user, or a concurrent first request won: answer
 		// what is stored.
@@ -276,8 +268,16 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 	if _, err := tx.exec(`UPDATE campaigns SET rr_next = rr_next + 1 WHERE id = ?`, lc.id); err != nil {
 		return err
 	}
+	// The covariate of the row that went in, as the batch's are counted
+	// (flushAssignments).
+	one := []pendingAssign{{ref: ref, vid: vid, inserted: true}}
+	if lc.cupedMS > 0 {
+		one[0].lc, one[0].kind, one[0].user = lc, kind, user
+	}
+	if err := tx.recordCovariates(one); err != nil {
+		return err
+	}
 	tx.countImpression(vid)
-	tx.countCovariate(vid, x)
 	out.variantID, out.recorded = vid, true
 	return nil
 }
