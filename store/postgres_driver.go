@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql/driver"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,21 +34,37 @@ func (c rebindConnector) Connect(ctx context.Context) (driver.Conn, error) {
 type rebindConn struct{ *stdlib.Conn }
 
 func (c *rebindConn) Prepare(q string) (driver.Stmt, error) {
-	return c.Conn.Prepare(rebind(q))
+	r, err := rebind(q, -1)
+	if err != nil {
+		return nil, err
+	}
+	return c.Conn.Prepare(r)
 }
 
 func (c *rebindConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
-	return c.Conn.PrepareContext(ctx, rebind(q))
+	r, err := rebind(q, -1)
+	if err != nil {
+		return nil, err
+	}
+	return c.Conn.PrepareContext(ctx, r)
 }
 
 func (c *rebindConn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
-	r, err := c.Conn.ExecContext(ctx, rebind(q), args)
-	return r, pgInputError(err)
+	r, err := rebind(q, len(args))
+	if err != nil {
+		return nil, err
+	}
+	res, err := c.Conn.ExecContext(ctx, r, args)
+	return res, pgInputError(err)
 }
 
 func (c *rebindConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	r, err := c.Conn.QueryContext(ctx, rebind(q), args)
-	return r, pgInputError(err)
+	r, err := rebind(q, len(args))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.Conn.QueryContext(ctx, r, args)
+	return rows, pgInputError(err)
 }
 
 // pgInputError turns PostgreSQL's refusal of a NUL character in text,
@@ -61,53 +78,197 @@ func pgInputError(err error) error {
 	return err
 }
 
+// rebindResult is a text's rewrite, kept so that a statement seen before
+// costs one map lookup.
+type rebindResult struct {
+	text   string
+	params int
+	err    error
+}
+
 // rebound maps texts with ? to their $n form. Texts are the store's
 // constants and the few shapes its dynamic filters build, so it stays small.
 var rebound sync.Map
 
-// rebind rewrites each ? outside quotes and comments to $n.
-func rebind(q string) string {
-	if !strings.Contains(q, "?") {
-		return q
+// rebind rewrites q's placeholders for PostgreSQL. With args ≥ 0 it also
+// refuses a text whose placeholders do not match the arguments given:
+// pgx would count only the $n it was handed, so a ? lost inside a
+// literal would otherwise shift every later argument silently.
+func rebind(q string, args int) (string, error) {
+	if strings.IndexByte(q, '?') < 0 {
+		return q, nil
 	}
-	if r, ok := rebound.Load(q); ok {
-		return r.(string)
+	v, ok := rebound.Load(q)
+	if !ok {
+		r := rebindResult{}
+		r.text, r.params, r.err = rebindText(q)
+		v, _ = rebound.LoadOrStore(q, r)
 	}
-	r := rebindText(q)
-	rebound.Store(q, r)
-	return r
+	r := v.(rebindResult)
+	if r.err != nil {
+		return "", r.err
+	}
+	if args >= 0 && args != r.params {
+		return "", fmt.Errorf("store: statement has %d placeholders but %d arguments: %s", r.params, args, abbrev(q))
+	}
+	return r.text, nil
 }
 
-func rebindText(q string) string {
+// rebindText rewrites each ? placeholder outside literals, quoted
+// identifiers and comments to $1, $2, … in order, and returns their
+// count. PostgreSQL's own ? operators (jsonb's ?, ?| and ?&) are written
+// ??, ??| and ??&, as JDBC writes them, and come out as one ?.
+//
+// It refuses, rather than guesses at, what it cannot rewrite safely: a
+// text that already uses $n placeholders beside ?, and a literal,
+// identifier or comment left open, since everything after it would be
+// read the wrong way.
+func rebindText(q string) (string, int, error) {
 	var b strings.Builder
 	b.Grow(len(q) + 16)
 	n := 0
-	for i := 0; i < len(q); i++ {
+	for i := 0; i < len(q); {
 		c := q[i]
 		switch {
 		case c == '\'' || c == '"':
+			// A doubled quote inside is the quote itself: the literal
+			// closes and reopens, which copies it unchanged.
 			j := strings.IndexByte(q[i+1:], c)
 			if j < 0 {
-				b.WriteString(q[i:])
-				return b.String()
+				return "", 0, rebindError("unterminated quote", q)
+			}
+			if c == '\'' && i > 0 && (q[i-1] == 'E' || q[i-1] == 'e') && (i == 1 || !identByte(q[i-2])) {
+				end, ok := escapeStringEnd(q, i+1)
+				if !ok {
+					return "", 0, rebindError("unterminated E'' string", q)
+				}
+				b.WriteString(q[i:end])
+				i = end
+				continue
 			}
 			b.WriteString(q[i : i+j+2])
-			i += j + 1
+			i += j + 2
 		case c == '-' && i+1 < len(q) && q[i+1] == '-':
 			j := strings.IndexByte(q[i:], '\n')
 			if j < 0 {
-				b.WriteString(q[i:])
-				return b.String()
+				j = len(q) - i
 			}
 			b.WriteString(q[i : i+j])
-			i += j - 1
+			i += j
+		case c == '/' && i+1 < len(q) && q[i+1] == '*':
+			end, ok := blockCommentEnd(q, i)
+			if !ok {
+				return "", 0, rebindError("unterminated /* comment", q)
+			}
+			b.WriteString(q[i:end])
+			i = end
+		case c == '$':
+			if i+1 < len(q) && q[i+1] >= '0' && q[i+1] <= '9' && (i == 0 || !identByte(q[i-1])) {
+				return "", 0, rebindError("$n placeholder mixed with ?", q)
+			}
+			tag, ok := dollarTag(q, i)
+			if !ok {
+				b.WriteByte(c)
+				i++
+				continue
+			}
+			j := strings.Index(q[i+len(tag):], tag)
+			if j < 0 {
+				return "", 0, rebindError("unterminated "+tag+" string", q)
+			}
+			end := i + len(tag) + j + len(tag)
+			b.WriteString(q[i:end])
+			i = end
 		case c == '?':
+			if i+1 < len(q) && q[i+1] == '?' {
+				b.WriteByte('?')
+				i += 2
+				continue
+			}
 			n++
 			b.WriteByte('$')
 			b.WriteString(strconv.Itoa(n))
+			i++
 		default:
 			b.WriteByte(c)
+			i++
 		}
 	}
-	return b.String()
+	return b.String(), n, nil
+}
+
+func rebindError(what, q string) error {
+	return fmt.Errorf("store: cannot rewrite placeholders: %s: %s", what, abbrev(q))
+}
+
+// abbrev keeps an error about a statement readable in a log line.
+func abbrev(q string) string {
+	q = strings.Join(strings.Fields(q), " ")
+	if len(q) > 120 {
+		return q[:117] + "..."
+	}
+	return q
+}
+
+func identByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
+}
+
+// escapeStringEnd finds the end of an E” string whose body starts at i:
+// there a backslash escapes the next byte, so \' does not close it.
+func escapeStringEnd(q string, i int) (int, bool) {
+	for ; i < len(q); i++ {
+		switch q[i] {
+		case '\\':
+			i++
+		case '\'':
+			if i+1 < len(q) && q[i+1] == '\'' {
+				i++
+				continue
+			}
+			return i + 1, true
+		}
+	}
+	return 0, false
+}
+
+// blockCommentEnd finds the end of the /* comment at i. PostgreSQL nests
+// block comments, so an inner /* needs its own */.
+func blockCommentEnd(q string, i int) (int, bool) {
+	depth := 0
+	for i < len(q)-1 {
+		switch {
+		case q[i] == '/' && q[i+1] == '*':
+			depth++
+			i += 2
+		case q[i] == '*' && q[i+1] == '/':
+			depth--
+			i += 2
+			if depth == 0 {
+				return i, true
+			}
+		default:
+			i++
+		}
+	}
+	return 0, false
+}
+
+// dollarTag reads a dollar-quote opener at i: $$ or $tag$, where a tag is
+// an identifier that does not start with a digit. A $ inside an identifier
+// (PostgreSQL allows it there) opens nothing.
+func dollarTag(q string, i int) (string, bool) {
+	if i > 0 && identByte(q[i-1]) {
+		return "", false
+	}
+	for j := i + 1; j < len(q); j++ {
+		c := q[j]
+		if c == '$' {
+			return q[i : j+1], true
+		}
+		if !identByte(c) || (j == i+1 && c >= '0' && c <= '9') {
+			return "", false
+		}
+	}
+	return "", false
 }
