@@ -126,7 +126,7 @@ func (db *DB) CreateKey(ctx context.Context, appID int64, role, name string) (*K
 	k := &Key{AppID: appID, Role: role, Name: name, Prefix: plaintext[:10]}
 	err := db.withTx(ctx, func(tx *Tx) error {
 		var one int
-		if err := tx.QueryRow(`SELECT 1 FROM apps WHERE id = ?`, appID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+		if err := tx.queryRow(`SELECT 1 FROM apps WHERE id = ?`, appID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
 			return notFound("app")
 		} else if err != nil {
 			return err
@@ -177,7 +177,7 @@ func (db *DB) RevokeKey(ctx context.Context, id int64) (*Key, error) {
 	err := db.withTx(ctx, func(tx *Tx) error {
 		k := &Key{ID: id}
 		var revoked sql.NullInt64
-		err := tx.QueryRowContext(tx.ctx, `SELECT app_id, role, name, key_prefix, revoked_at FROM api_keys WHERE id = ?`, id).
+		err := tx.queryRow(`SELECT app_id, role, name, key_prefix, revoked_at FROM api_keys WHERE id = ?`, id).
 			Scan(&k.AppID, &k.Role, &k.Name, &k.Prefix, &revoked)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("key")
@@ -189,7 +189,7 @@ func (db *DB) RevokeKey(ctx context.Context, id int64) (*Key, error) {
 			return nil
 		}
 		tx.changed = true
-		if _, err := tx.Exec(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`, ms(tx.now), id); err != nil {
+		if _, err := tx.exec(`UPDATE api_keys SET revoked_at = ? WHERE id = ?`, ms(tx.now), id); err != nil {
 			return err
 		}
 		at := NewTime(tx.now)
@@ -271,12 +271,6 @@ func (c *keyCache) put(sum [32]byte, k cachedKey) {
 func (c *keyCache) delete(sum [32]byte) {
 	c.mu.Lock()
 	delete(c.m, sum)
-	c.mu.Unlock()
-}
-
-func (c *keyCache) clear() {
-	c.mu.Lock()
-	clear(c.m)
 	c.mu.Unlock()
 }
 

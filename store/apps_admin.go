@@ -38,7 +38,7 @@ type appFields struct {
 func (tx *Tx) appFields(id int64) (*appFields, error) {
 	f := &appFields{}
 	var origins string
-	err := tx.QueryRowContext(tx.ctx, `SELECT name, plan, rate_limit, allowed_origins FROM apps WHERE id = ?`, id).
+	err := tx.queryRow(`SELECT name, plan, rate_limit, allowed_origins FROM apps WHERE id = ?`, id).
 		Scan(&f.Name, &f.Plan, &f.RateLimit, &origins)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("app")
@@ -106,12 +106,12 @@ func (db *DB) UpdateApp(ctx context.Context, id int64, upd AppUpdate) (*App, err
 			}
 		}
 		after := appFields{a.Name, a.Plan, a.RateLimit, before.AllowedOrigins}
-		if _, err = tx.Exec(`UPDATE apps SET name = ?, plan = ?, rate_limit = ? WHERE id = ?`, a.Name, a.Plan, a.RateLimit, id); err != nil {
+		if _, err = tx.exec(`UPDATE apps SET name = ?, plan = ?, rate_limit = ? WHERE id = ?`, a.Name, a.Plan, a.RateLimit, id); err != nil {
 			return err
 		}
 		if upd.AllowedOrigins != nil {
 			after.AllowedOrigins = *upd.AllowedOrigins
-			if _, err = tx.Exec(`UPDATE apps SET allowed_origins = ? WHERE id = ?`, strings.Join(*upd.AllowedOrigins, ","), id); err != nil {
+			if _, err = tx.exec(`UPDATE apps SET allowed_origins = ? WHERE id = ?`, strings.Join(*upd.AllowedOrigins, ","), id); err != nil {
 				return err
 			}
 		}
@@ -151,7 +151,7 @@ func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]i
 		var held []string
 		for _, d := range appData {
 			var n int64
-			if err := tx.QueryRow(d.query, id).Scan(&n); err != nil {
+			if err := tx.queryRow(d.query, id).Scan(&n); err != nil {
 				return err
 			}
 			counts[d.name] = n
@@ -185,7 +185,7 @@ func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]i
 			deletes = append([]string{`DELETE FROM event_users WHERE app_id = ?`}, deletes...)
 		}
 		for _, q := range deletes {
-			if _, err := tx.Exec(q, id); err != nil {
+			if _, err := tx.exec(q, id); err != nil {
 				return err
 			}
 		}

@@ -106,7 +106,7 @@ func (db *DB) compileAudience(id, updatedMS int64, raw []byte) (*compiledAudienc
 		db.audiences.put(id, e)
 		return e, nil
 	}
-	// A row's ts is its run's last (see eventruns.go): a run with an event
+	// A row's ts is its run's last (see sqlite_eventruns.go): a run with an event
 	// in the window is read whole, and the rules apply the window to each
 	// event themselves; the bound only spares reading older rows.
 	e.userEvents = `SELECT event_id, ts, id, run FROM event_users` + where
@@ -321,7 +321,7 @@ func (db *DB) recountApp(ctx context.Context, appID int64, jobs []*recountJob) e
 	}
 	return db.withTx(ctx, func(tx *Tx) error {
 		for _, j := range jobs {
-			if _, err := tx.Exec(`UPDATE audiences SET customer_count = ?, last_calculated_at = ? WHERE id = ? AND app_id = ? AND updated_at = ?`,
+			if _, err := tx.exec(`UPDATE audiences SET customer_count = ?, last_calculated_at = ? WHERE id = ? AND app_id = ? AND updated_at = ?`,
 				j.count, ms(now), j.id, appID, j.updatedMS); err != nil {
 				return err
 			}

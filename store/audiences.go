@@ -179,7 +179,7 @@ func (db *DB) UpdateAudience(ctx context.Context, appID, id int64, in AudienceIn
 		return nil, err
 	}
 	err = db.withTx(ctx, func(tx *Tx) error {
-		cur, err := scanAudience(tx.QueryRow(`SELECT `+audienceColumns+` FROM audiences WHERE id = ? AND app_id = ?`, id, appID))
+		cur, err := scanAudience(tx.queryRow(`SELECT `+audienceColumns+` FROM audiences WHERE id = ? AND app_id = ?`, id, appID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("audience")
 		} else if err != nil {
@@ -201,7 +201,7 @@ func (db *DB) UpdateAudience(ctx context.Context, appID, id int64, in AudienceIn
 		// updated_at strictly increases, even for two updates within one
 		// millisecond, because it is what tells the compiled-definition
 		// cache and a running count that the definition changed.
-		if _, err := tx.Exec(`UPDATE audiences SET name = ?, description = ?, status = ?, definition = ?, updated_at = `+tx.db.dia.greatest+`(?, updated_at + 1) WHERE id = ?`,
+		if _, err := tx.exec(`UPDATE audiences SET name = ?, description = ?, status = ?, definition = ?, updated_at = `+tx.db.dia.greatest+`(?, updated_at + 1) WHERE id = ?`,
 			name, desc, status, string(def), ms(tx.now), id); err != nil {
 			return err
 		}
@@ -224,13 +224,13 @@ func (db *DB) UpdateAudience(ctx context.Context, appID, id int64, in AudienceIn
 // keep their results and lose the reference (audienceId becomes null).
 func (db *DB) DeleteAudience(ctx context.Context, appID, id int64) error {
 	return db.withTx(ctx, func(tx *Tx) error {
-		cur, err := scanAudience(tx.QueryRow(`SELECT `+audienceColumns+` FROM audiences WHERE id = ? AND app_id = ?`, id, appID))
+		cur, err := scanAudience(tx.queryRow(`SELECT `+audienceColumns+` FROM audiences WHERE id = ? AND app_id = ?`, id, appID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("audience")
 		} else if err != nil {
 			return err
 		}
-		rows, err := tx.Query(`SELECT id FROM campaigns WHERE audience_id = ? AND status IN ('draft','active','paused') ORDER BY id`, id)
+		rows, err := tx.query(`SELECT id FROM campaigns WHERE audience_id = ? AND status IN ('draft','active','paused') ORDER BY id`, id)
 		if err != nil {
 			return err
 		}
@@ -251,10 +251,10 @@ func (db *DB) DeleteAudience(ctx context.Context, appID, id int64) error {
 			return &Error{Code: EINVALID, Message: "audience is used by a draft, active or paused campaign",
 				Details: map[string]any{"campaignIds": used}}
 		}
-		if _, err := tx.Exec(`UPDATE campaigns SET audience_id = NULL WHERE audience_id = ?`, id); err != nil {
+		if _, err := tx.exec(`UPDATE campaigns SET audience_id = NULL WHERE audience_id = ?`, id); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(`DELETE FROM audiences WHERE id = ?`, id); err != nil {
+		if _, err := tx.exec(`DELETE FROM audiences WHERE id = ?`, id); err != nil {
 			return err
 		}
 		tx.changed = true

@@ -318,7 +318,7 @@ func TestAudienceRecountMix(t *testing.T) {
 	// commits took minutes under -race on a loaded machine.
 	err := db.withTx(context.Background(), func(tx *Tx) error {
 		event := func(user, id string, at time.Time) error {
-			_, err := tx.Exec(`INSERT INTO events (app_id, event_id, user_id, ts) VALUES (?, ?, ?, ?)`, app, id, user, ms(at))
+			_, err := tx.exec(`INSERT INTO events (app_id, event_id, user_id, ts) VALUES (?, ?, ?, ?)`, app, id, user, ms(at))
 			return err
 		}
 		for _, u := range users {
@@ -630,7 +630,7 @@ func audienceBenchDB(b *testing.B) (*DB, int64) {
 		}
 	}
 	err = db.withTx(context.Background(), func(tx *Tx) error {
-		us, err := tx.Prepare(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)`)
+		us, err := tx.raw.Prepare(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
@@ -655,7 +655,7 @@ func audienceBenchDB(b *testing.B) (*DB, int64) {
 		}
 		slices.SortFunc(evs, func(a, b ev) int { return cmp.Compare(a.ts, b.ts) })
 		const perStmt = 250
-		es, err := tx.Prepare(`INSERT INTO events (app_id, event_id, user_id, ts) VALUES ` + strings.Repeat("(?, ?, ?, ?),", perStmt-1) + `(?, ?, ?, ?)`)
+		es, err := tx.raw.Prepare(`INSERT INTO events (app_id, event_id, user_id, ts) VALUES ` + strings.Repeat("(?, ?, ?, ?),", perStmt-1) + `(?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}

@@ -281,7 +281,7 @@ func (tx *Tx) audit(r auditRecord) error {
 	if c.Actor.ID != nil {
 		actor = *c.Actor.ID
 	}
-	_, err = tx.ExecContext(tx.ctx, `INSERT INTO audit_log (at, app_id, instance, actor_type, actor_id, actor_name, actor_prefix,
+	_, err = tx.exec(`INSERT INTO audit_log (at, app_id, instance, actor_type, actor_id, actor_name, actor_prefix,
 			action, object_type, object_id, object_name, request_id, client_addr, changes)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		ms(tx.now), app, r.instance, c.Actor.Type, actor, c.Actor.Name, c.Actor.Prefix,
@@ -434,12 +434,12 @@ func (db *DB) FindAuditLog(ctx context.Context, f AuditFilter) ([]*AuditEntry, e
 func (db *DB) DeleteAuditBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	var n int64
 	err := db.withTx(ctx, func(tx *Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM audit_log WHERE at < ?`, ms(cutoff))
+		res, err := tx.exec(`DELETE FROM audit_log WHERE at < ?`, ms(cutoff))
 		if err != nil {
 			return err
 		}
 		n, _ = res.RowsAffected()
-		_, err = tx.ExecContext(ctx, `DELETE FROM dashboard_invitations WHERE expires_at < ?`, ms(cutoff))
+		_, err = tx.exec(`DELETE FROM dashboard_invitations WHERE expires_at < ?`, ms(cutoff))
 		return err
 	})
 	return n, err

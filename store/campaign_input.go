@@ -313,7 +313,7 @@ func (tx *Tx) checkRefs(appID int64, ed *campaignEdit, fe FieldErrors) error {
 			continue
 		}
 		var status string
-		err := tx.QueryRow(`SELECT status FROM content_views WHERE id = ? AND app_id = ?`, *v.ContentViewID, appID).Scan(&status)
+		err := tx.queryRow(`SELECT status FROM content_views WHERE id = ? AND app_id = ?`, *v.ContentViewID, appID).Scan(&status)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			fe.Add(fmt.Sprintf("variants[%d].contentViewId", i), "no such content view in this app")
@@ -325,7 +325,7 @@ func (tx *Tx) checkRefs(appID int64, ed *campaignEdit, fe FieldErrors) error {
 	}
 	if ed.audience != nil {
 		var status string
-		err := tx.QueryRow(`SELECT status FROM audiences WHERE id = ? AND app_id = ?`, *ed.audience, appID).Scan(&status)
+		err := tx.queryRow(`SELECT status FROM audiences WHERE id = ? AND app_id = ?`, *ed.audience, appID).Scan(&status)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			fe.Add("audienceId", "no such audience in this app")

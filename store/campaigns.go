@@ -86,12 +86,6 @@ type Namespace struct {
 	Range [2]float64 `json:"range"`
 }
 
-// overlaps reports whether two half-open ranges share a point: [0, 0.5)
-// and [0.5, 1) do not.
-func (n *Namespace) overlaps(o *Namespace) bool {
-	return n.ID == o.ID && n.Range[0] < o.Range[1] && o.Range[0] < n.Range[1]
-}
-
 // DefaultCupedLookbackDays is a new campaign's CUPED lookback.
 const DefaultCupedLookbackDays = 14
 
@@ -176,7 +170,7 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 
 func (tx *Tx) insertVariants(campaignID int64, vs []VariantInput) error {
 	for _, v := range vs {
-		if _, err := tx.Exec(`INSERT INTO campaign_variants (campaign_id, name, content_view_id, traffic_allocation, is_control) VALUES (?, ?, ?, ?, ?)`,
+		if _, err := tx.exec(`INSERT INTO campaign_variants (campaign_id, name, content_view_id, traffic_allocation, is_control) VALUES (?, ?, ?, ?, ?)`,
 			campaignID, strings.TrimSpace(*v.Name), *v.ContentViewID, *v.TrafficAllocation, v.IsControl != nil && *v.IsControl); err != nil {
 			return err
 		}
@@ -241,25 +235,64 @@ func findCampaign(q conn, appID, id int64) (*Campaign, error) {
 	return c, err
 }
 
+const variantColumns = `campaign_id, id, name, content_view_id, traffic_allocation, is_control, impressions, conversions, cuped_sum_x, cuped_sum_xx, cuped_sum_xy`
+
+func scanVariant(rows *sql.Rows) (*Variant, error) {
+	v := &Variant{}
+	if err := rows.Scan(&v.CampaignID, &v.ID, &v.Name, &v.ContentViewID, &v.TrafficAllocation, &v.IsControl, &v.Impressions, &v.Conversions, &v.sumX, &v.sumXX, &v.sumXY); err != nil {
+		return nil, err
+	}
+	if v.Impressions > 0 {
+		v.ConversionRate = float64(v.Conversions) / float64(v.Impressions) * 100
+	}
+	return v, nil
+}
+
 func findVariants(q conn, campaignID int64) ([]*Variant, error) {
-	rows, err := q.query(`SELECT id, name, content_view_id, traffic_allocation, is_control, impressions, conversions, cuped_sum_x, cuped_sum_xx, cuped_sum_xy
-		FROM campaign_variants WHERE campaign_id = ? ORDER BY id`, campaignID)
+	rows, err := q.query(`SELECT `+variantColumns+` FROM campaign_variants WHERE campaign_id = ? ORDER BY id`, campaignID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	vs := []*Variant{}
 	for rows.Next() {
-		v := &Variant{CampaignID: campaignID}
-		if err := rows.Scan(&v.ID, &v.Name, &v.ContentViewID, &v.TrafficAllocation, &v.IsControl, &v.Impressions, &v.Conversions, &v.sumX, &v.sumXX, &v.sumXY); err != nil {
+		v, err := scanVariant(rows)
+		if err != nil {
 			return nil, err
-		}
-		if v.Impressions > 0 {
-			v.ConversionRate = float64(v.Conversions) / float64(v.Impressions) * 100
 		}
 		vs = append(vs, v)
 	}
 	return vs, rows.Err()
+}
+
+// attachVariants fills a page of campaigns' variants with one query, not
+// one per campaign.
+func (db *DB) attachVariants(ctx context.Context, list []*Campaign) error {
+	if len(list) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(list))
+	byID := make(map[int64]*Campaign, len(list))
+	for i, c := range list {
+		ids[i], byID[c.ID] = c.ID, c
+		c.Variants = []*Variant{}
+	}
+	rows, err := db.reader(ctx).query(`SELECT `+variantColumns+` FROM campaign_variants
+		WHERE campaign_id IN (`+db.dia.jsonIDs+`) ORDER BY campaign_id, id`, jsonIDs(ids))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		v, err := scanVariant(rows)
+		if err != nil {
+			return err
+		}
+		if c := byID[v.CampaignID]; c != nil {
+			c.Variants = append(c.Variants, v)
+		}
+	}
+	return rows.Err()
 }
 
 // FindCampaignByID returns a campaign with its variants and totals.
@@ -299,10 +332,8 @@ func (db *DB) findCampaigns(ctx context.Context, appID int64, status, name strin
 	if err != nil {
 		return nil, Pagination{}, err
 	}
-	for _, c := range list {
-		if c.Variants, err = findVariants(db.reader(ctx), c.ID); err != nil {
-			return nil, Pagination{}, err
-		}
+	if err := db.attachVariants(ctx, list); err != nil {
+		return nil, Pagination{}, err
 	}
 	return list, p, nil
 }
@@ -394,11 +425,11 @@ func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignIn
 		if ed.cuped != nil {
 			add("cuped_lookback_days", *ed.cuped)
 		}
-		if _, err := tx.Exec(`UPDATE campaigns SET `+strings.Join(set, ", ")+` WHERE id = ?`, append(args, id)...); err != nil {
+		if _, err := tx.exec(`UPDATE campaigns SET `+strings.Join(set, ", ")+` WHERE id = ?`, append(args, id)...); err != nil {
 			return err
 		}
 		if ed.setVariants {
-			if _, err := tx.Exec(`DELETE FROM campaign_variants WHERE campaign_id = ?`, id); err != nil {
+			if _, err := tx.exec(`DELETE FROM campaign_variants WHERE campaign_id = ?`, id); err != nil {
 				return err
 			}
 			if err := tx.insertVariants(id, ed.variants); err != nil {
@@ -473,7 +504,7 @@ func (db *DB) UnarchiveCampaign(ctx context.Context, appID, id int64) (*Campaign
 			return &Error{Code: EINVALID, Message: fmt.Sprintf("campaign cannot be unarchived: it is %s, not archived", cur),
 				Details: map[string]any{"from": cur, "move": "unarchive"}}
 		}
-		res, err := tx.Exec(`UPDATE campaigns SET status = ?, archived_from = NULL, updated_at = ? WHERE id = ? AND status = 'archived'`, to, ms(tx.now), id)
+		res, err := tx.exec(`UPDATE campaigns SET status = ?, archived_from = NULL, updated_at = ? WHERE id = ? AND status = 'archived'`, to, ms(tx.now), id)
 		if err != nil {
 			return err
 		}
@@ -504,10 +535,10 @@ func (db *DB) DeleteCampaign(ctx context.Context, appID, id int64) error {
 		}
 		// Assignments go explicitly: on PostgreSQL they have no foreign
 		// key to cascade through (see its schema).
-		if _, err := tx.Exec(`DELETE FROM assignments WHERE campaign_id = ?`, id); err != nil {
+		if _, err := tx.exec(`DELETE FROM assignments WHERE campaign_id = ?`, id); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(`DELETE FROM campaigns WHERE id = ? AND status = ?`, id, cur); err != nil {
+		if _, err := tx.exec(`DELETE FROM campaigns WHERE id = ? AND status = ?`, id, cur); err != nil {
 			return err
 		}
 		tx.changed = true
@@ -516,7 +547,8 @@ func (db *DB) DeleteCampaign(ctx context.Context, appID, id int64) error {
 	})
 }
 
-// nullID stores 0 (no creator, as for seeded campaigns) as NULL.
+// nullID stores 0 as NULL: no creator (a seeded campaign), no inviter, no
+// claim holder.
 func nullID(id int64) any {
 	if id == 0 {
 		return nil

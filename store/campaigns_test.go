@@ -407,7 +407,7 @@ func TestCampaignScheduleStaleDueList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback()
+	defer tx.raw.Rollback()
 	waits := e.db.write.Stats().WaitCount
 	type result struct {
 		res ScheduleResult
@@ -427,10 +427,10 @@ func TestCampaignScheduleStaleDueList(t *testing.T) {
 	}
 	// What PATCH /campaigns/{id} would commit meanwhile: a later endDate
 	// for the running campaign, a later startDate for the draft.
-	if _, err := tx.Exec(`UPDATE campaigns SET end_at = ? WHERE id = ?`, ms(campaignTestT0.Add(5*time.Hour)), ends); err != nil {
+	if _, err := tx.exec(`UPDATE campaigns SET end_at = ? WHERE id = ?`, ms(campaignTestT0.Add(5*time.Hour)), ends); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := tx.Exec(`UPDATE campaigns SET start_at = ? WHERE id = ?`, ms(campaignTestT0.Add(3*time.Hour)), starts); err != nil {
+	if _, err := tx.exec(`UPDATE campaigns SET start_at = ? WHERE id = ?`, ms(campaignTestT0.Add(3*time.Hour)), starts); err != nil {
 		t.Fatal(err)
 	}
 	tx.changed = true
@@ -450,5 +450,45 @@ func TestCampaignScheduleStaleDueList(t *testing.T) {
 	}
 	if c.Status != CampaignDraft || !c.StartDate.Equal(campaignTestT0.Add(3*time.Hour)) {
 		t.Fatalf("draft whose startDate moved to the future: status=%s startDate=%v, want draft at +3h (scheduler result %+v)", c.Status, c.StartDate, r.res)
+	}
+}
+
+// A list page reads every campaign's variants in one query; each campaign
+// must still get exactly its own, in id order, as a single read gives them.
+func TestFindCampaignsVariantsPerCampaign(t *testing.T) {
+	e := newCampaignTestEnv(t)
+	ctx := context.Background()
+	var ids []int64
+	for i, n := range []int{2, 3, 4} {
+		vs := make([]VariantInput, n)
+		alloc := 100.0 / float64(n)
+		for j := range vs {
+			name := string(rune('A'+i)) + string(rune('a'+j))
+			vs[j] = VariantInput{Name: &name, ContentViewID: &e.blocks[j%2], TrafficAllocation: &alloc}
+		}
+		name := "Campaign " + string(rune('A'+i))
+		c, err := e.db.CreateCampaign(ctx, e.app, 0, CampaignInput{Name: &name, Variants: &vs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.ID)
+	}
+	list, _, err := e.db.FindCampaigns(ctx, e.app, "", ListOptions{Page: 1, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != len(ids) {
+		t.Fatalf("listed %d campaigns, want %d", len(list), len(ids))
+	}
+	for _, c := range list {
+		one, err := e.db.FindCampaignByID(ctx, e.app, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := json.Marshal(c.Variants)
+		want, _ := json.Marshal(one.Variants)
+		if string(got) != string(want) || len(c.Variants) < 2 {
+			t.Errorf("campaign %d (%s): listed variants %s\nwant %s", c.ID, c.Name, got, want)
+		}
 	}
 }

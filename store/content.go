@@ -362,7 +362,7 @@ func (db *DB) FindContents(ctx context.Context, appID int64, status string, o Li
 // shows the block: such a block cannot be archived or deleted.
 func (tx *Tx) usedByLiveCampaign(contentID int64) (bool, error) {
 	var n int
-	err := tx.QueryRow(`SELECT COUNT(*) FROM campaign_variants v JOIN campaigns c ON c.id = v.campaign_id
+	err := tx.queryRow(`SELECT COUNT(*) FROM campaign_variants v JOIN campaigns c ON c.id = v.campaign_id
 		WHERE v.content_view_id = ? AND c.status IN ('draft','active','paused')`, contentID).Scan(&n)
 	return n > 0, err
 }
@@ -370,7 +370,7 @@ func (tx *Tx) usedByLiveCampaign(contentID int64) (bool, error) {
 // runningCampaignsShowing returns the ids of the active and paused
 // campaigns with a variant showing the block, in ascending order.
 func (tx *Tx) runningCampaignsShowing(contentID int64) ([]int64, error) {
-	rows, err := tx.Query(`SELECT DISTINCT c.id FROM campaign_variants v JOIN campaigns c ON c.id = v.campaign_id
+	rows, err := tx.query(`SELECT DISTINCT c.id FROM campaign_variants v JOIN campaigns c ON c.id = v.campaign_id
 		WHERE v.content_view_id = ? AND c.status IN ('active','paused') ORDER BY c.id`, contentID)
 	if err != nil {
 		return nil, err
@@ -404,7 +404,7 @@ func (db *DB) UpdateContent(ctx context.Context, appID, id int64, in ContentInpu
 		return nil, err
 	}
 	err = db.withTx(ctx, func(tx *Tx) error {
-		cur, err := scanContent(tx.QueryRow(`SELECT `+contentColumns+` FROM content_views WHERE id = ? AND app_id = ?`, id, appID))
+		cur, err := scanContent(tx.queryRow(`SELECT `+contentColumns+` FROM content_views WHERE id = ? AND app_id = ?`, id, appID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("content view")
 		} else if err != nil {
@@ -448,7 +448,7 @@ func (db *DB) UpdateContent(ctx context.Context, appID, id int64, in ContentInpu
 		if status == ContentPublished && cur.Status != ContentPublished {
 			pub = sql.NullInt64{Int64: ms(tx.now), Valid: true}
 		}
-		if _, err := tx.Exec(`UPDATE content_views SET name = ?, status = ?, items = ?, published_at = ?, updated_at = ? WHERE id = ?`,
+		if _, err := tx.exec(`UPDATE content_views SET name = ?, status = ?, items = ?, published_at = ?, updated_at = ? WHERE id = ?`,
 			name, status, string(items), pub, ms(tx.now), id); err != nil {
 			return err
 		}
@@ -478,7 +478,7 @@ func (db *DB) UpdateContent(ctx context.Context, appID, id int64, in ContentInpu
 // DeleteContent deletes a block unless a live campaign uses it.
 func (db *DB) DeleteContent(ctx context.Context, appID, id int64) error {
 	return db.withTx(ctx, func(tx *Tx) error {
-		cur, err := scanContent(tx.QueryRow(`SELECT `+contentColumns+` FROM content_views WHERE id = ? AND app_id = ?`, id, appID))
+		cur, err := scanContent(tx.queryRow(`SELECT `+contentColumns+` FROM content_views WHERE id = ? AND app_id = ?`, id, appID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("content view")
 		} else if err != nil {
@@ -489,7 +489,7 @@ func (db *DB) DeleteContent(ctx context.Context, appID, id int64) error {
 		} else if used {
 			return Errorf(EINVALID, "content view is used by a draft, active or paused campaign")
 		}
-		if _, err := tx.Exec(`DELETE FROM content_views WHERE id = ?`, id); err != nil {
+		if _, err := tx.exec(`DELETE FROM content_views WHERE id = ?`, id); err != nil {
 			return err
 		}
 		tx.changed = true

@@ -106,7 +106,7 @@ func checkCredentials(email, password string) (string, []byte, error) {
 // (the setup link and invitations, where people create themselves).
 func (tx *Tx) insertDashboardUser(email string, hash []byte, owner, self bool) (*DashboardUser, error) {
 	var n, all int
-	if err := tx.QueryRow(`SELECT COUNT(*) FROM dashboard_users WHERE email = ?`, email).Scan(&n); err != nil {
+	if err := tx.queryRow(`SELECT COUNT(*) FROM dashboard_users WHERE email = ?`, email).Scan(&n); err != nil {
 		return nil, err
 	}
 	if n > 0 {
@@ -114,7 +114,7 @@ func (tx *Tx) insertDashboardUser(email string, hash []byte, owner, self bool) (
 		fe.Add("email", "is already taken")
 		return nil, fe.Err()
 	}
-	if err := tx.QueryRow(`SELECT COUNT(*) FROM dashboard_users`).Scan(&all); err != nil {
+	if err := tx.queryRow(`SELECT COUNT(*) FROM dashboard_users`).Scan(&all); err != nil {
 		return nil, err
 	}
 	owner = owner || all == 0
@@ -154,7 +154,7 @@ func (db *DB) CreateDashboardUser(ctx context.Context, email, password string, o
 		if u, err = tx.insertDashboardUser(email, hash, owner, false); err != nil {
 			return err
 		}
-		_, err = tx.Exec(`DELETE FROM dashboard_setup`)
+		_, err = tx.exec(`DELETE FROM dashboard_setup`)
 		return err
 	})
 	return u, err
@@ -210,7 +210,7 @@ func (db *DB) FindDashboardUsers(ctx context.Context) ([]*DashboardUser, error) 
 func (tx *Tx) findUserByEmail(email string) (*DashboardUser, error) {
 	u := &DashboardUser{}
 	var created int64
-	err := tx.QueryRowContext(tx.ctx, `SELECT id, email, owner, created_at FROM dashboard_users WHERE email = ?`, strings.TrimSpace(email)).
+	err := tx.queryRow(`SELECT id, email, owner, created_at FROM dashboard_users WHERE email = ?`, strings.TrimSpace(email)).
 		Scan(&u.ID, &u.Email, &u.Owner, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("dashboard user")
@@ -232,10 +232,10 @@ func (tx *Tx) keepsAnOwner(u *DashboardUser) error {
 		return nil
 	}
 	var owners, all int
-	if err := tx.QueryRowContext(tx.ctx, `SELECT COUNT(*) FROM dashboard_users WHERE owner = ?`, true).Scan(&owners); err != nil {
+	if err := tx.queryRow(`SELECT COUNT(*) FROM dashboard_users WHERE owner = ?`, true).Scan(&owners); err != nil {
 		return err
 	}
-	if err := tx.QueryRowContext(tx.ctx, `SELECT COUNT(*) FROM dashboard_users`).Scan(&all); err != nil {
+	if err := tx.queryRow(`SELECT COUNT(*) FROM dashboard_users`).Scan(&all); err != nil {
 		return err
 	}
 	if owners == 1 && all > 1 {
@@ -255,7 +255,7 @@ func (db *DB) DeleteDashboardUser(ctx context.Context, email string) error {
 		if err := tx.keepsAnOwner(u); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(`DELETE FROM dashboard_users WHERE id = ?`, u.ID); err != nil {
+		if _, err := tx.exec(`DELETE FROM dashboard_users WHERE id = ?`, u.ID); err != nil {
 			return err
 		}
 		return tx.audit(auditRecord{instance: true, action: "user.deleted", objType: ObjectUser, objID: u.ID, objName: u.Email,
@@ -280,7 +280,7 @@ func (db *DB) SetDashboardOwner(ctx context.Context, email string, owner bool) (
 				return err
 			}
 		}
-		if _, err := tx.Exec(`UPDATE dashboard_users SET owner = ? WHERE id = ?`, owner, u.ID); err != nil {
+		if _, err := tx.exec(`UPDATE dashboard_users SET owner = ? WHERE id = ?`, owner, u.ID); err != nil {
 			return err
 		}
 		action := "user.owner_granted"
@@ -335,23 +335,23 @@ func (db *DB) CreateSetupToken(ctx context.Context) (string, error) {
 	var token string
 	err = db.withTx(ctx, func(tx *Tx) error {
 		var n int
-		if err := tx.QueryRow(`SELECT COUNT(*) FROM dashboard_users`).Scan(&n); err != nil {
+		if err := tx.queryRow(`SELECT COUNT(*) FROM dashboard_users`).Scan(&n); err != nil {
 			return err
 		}
 		if n > 0 {
 			token = ""
-			_, err := tx.Exec(`DELETE FROM dashboard_setup`)
+			_, err := tx.exec(`DELETE FROM dashboard_setup`)
 			return err
 		}
 		// Two processes booting at once: the second's insert finds the
 		// first's row, still fresh, and leaves it; both then read it.
-		if _, err := tx.Exec(`INSERT INTO dashboard_setup (id, token, created_at, expires_at) VALUES (1, ?, ?, ?)
+		if _, err := tx.exec(`INSERT INTO dashboard_setup (id, token, created_at, expires_at) VALUES (1, ?, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET token = excluded.token, created_at = excluded.created_at, expires_at = excluded.expires_at
 			WHERE dashboard_setup.expires_at <= excluded.created_at`,
 			fresh, ms(tx.now), ms(tx.now.Add(SetupTokenTTL))); err != nil {
 			return err
 		}
-		return tx.QueryRow(`SELECT token FROM dashboard_setup WHERE id = 1`).Scan(&token)
+		return tx.queryRow(`SELECT token FROM dashboard_setup WHERE id = 1`).Scan(&token)
 	})
 	return token, err
 }
@@ -382,7 +382,7 @@ func (db *DB) CompleteSetup(ctx context.Context, token, email, password string) 
 	}
 	var u *DashboardUser
 	err = db.withTx(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(`DELETE FROM dashboard_setup WHERE id = 1 AND token = ? AND expires_at > ?`, token, ms(tx.now))
+		res, err := tx.exec(`DELETE FROM dashboard_setup WHERE id = 1 AND token = ? AND expires_at > ?`, token, ms(tx.now))
 		if err != nil {
 			return err
 		}
@@ -390,7 +390,7 @@ func (db *DB) CompleteSetup(ctx context.Context, token, email, password string) 
 			return errSetupUsed
 		}
 		var users int
-		if err := tx.QueryRow(`SELECT COUNT(*) FROM dashboard_users`).Scan(&users); err != nil {
+		if err := tx.queryRow(`SELECT COUNT(*) FROM dashboard_users`).Scan(&users); err != nil {
 			return err
 		}
 		if users > 0 {
@@ -416,18 +416,18 @@ func (db *DB) CreateDashboardSession(ctx context.Context, userID int64, ttl time
 	s := &DashboardSession{CSRFToken: csrf}
 	err = db.withTx(ctx, func(tx *Tx) error {
 		var created int64
-		err := tx.QueryRow(`SELECT id, email, owner, created_at FROM dashboard_users WHERE id = ?`, userID).Scan(&s.User.ID, &s.User.Email, &s.User.Owner, &created)
+		err := tx.queryRow(`SELECT id, email, owner, created_at FROM dashboard_users WHERE id = ?`, userID).Scan(&s.User.ID, &s.User.Email, &s.User.Owner, &created)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("dashboard user")
 		} else if err != nil {
 			return err
 		}
 		s.User.CreatedAt = NewTime(fromMS(created))
-		if _, err := tx.Exec(`DELETE FROM dashboard_sessions WHERE expires_at <= ?`, ms(tx.now)); err != nil {
+		if _, err := tx.exec(`DELETE FROM dashboard_sessions WHERE expires_at <= ?`, ms(tx.now)); err != nil {
 			return err
 		}
 		s.ExpiresAt = tx.now.Add(ttl).Truncate(time.Millisecond)
-		_, err = tx.Exec(`INSERT INTO dashboard_sessions (token_hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
+		_, err = tx.exec(`INSERT INTO dashboard_sessions (token_hash, user_id, csrf_token, created_at, expires_at) VALUES (?, ?, ?, ?, ?)`,
 			tokenHash(token), userID, csrf, ms(tx.now), ms(s.ExpiresAt))
 		return err
 	})
@@ -461,7 +461,7 @@ func (db *DB) FindDashboardSession(ctx context.Context, token string) (*Dashboar
 // DeleteDashboardSession signs a session out; an unknown token is no error.
 func (db *DB) DeleteDashboardSession(ctx context.Context, token string) error {
 	return db.withTx(ctx, func(tx *Tx) error {
-		_, err := tx.Exec(`DELETE FROM dashboard_sessions WHERE token_hash = ?`, tokenHash(token))
+		_, err := tx.exec(`DELETE FROM dashboard_sessions WHERE token_hash = ?`, tokenHash(token))
 		return err
 	})
 }

@@ -205,7 +205,7 @@ func (db *DB) newTx(ctx context.Context, sc *sql.Conn, tx *sql.Tx) *Tx {
 	if bufs == nil {
 		bufs = new(txBufs)
 	}
-	return &Tx{Tx: tx, sc: sc, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC(), txBufs: bufs}
+	return &Tx{raw: tx, sc: sc, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC(), txBufs: bufs}
 }
 
 // Migrate applies migrations: steps 0 means all the way up, a negative
@@ -287,7 +287,7 @@ func (db *DB) Ping(ctx context.Context) error {
 // Tx is a write transaction with the moment it started, so every row it
 // writes carries one consistent time.
 type Tx struct {
-	*sql.Tx
+	raw  *sql.Tx   // only for the engine code that needs the driver itself; queries go through conn
 	sc   *sql.Conn // the connection the transaction holds
 	conn           // exec, query and queryRow, prepared, with the caller's context
 	db   *DB
@@ -313,10 +313,10 @@ type Tx struct {
 	*txBufs
 
 	// purged are the apps this transaction deleted. drain and indexAll
-	// make it a transaction of the indexer's own (see eventindex.go).
+	// make it a transaction of the indexer's own (see sqlite_eventindex.go).
 	purged []int64
 	// expired are the retention passes of this transaction (see
-	// eventindex.go).
+	// sqlite_eventindex.go).
 	expired         []expiry
 	drain, indexAll bool
 	foreignSeen     int64
@@ -378,7 +378,7 @@ func (db *DB) withTx(ctx context.Context, fn func(tx *Tx) error) error {
 // end rolls back what did not commit and hands the transaction's buffers
 // to the next one.
 func (tx *Tx) end() {
-	_ = tx.Rollback()
+	_ = tx.raw.Rollback()
 	tx.sc.Close()
 	tx.txBufs.reset()
 	tx.db.bufs.Store(tx.txBufs)
@@ -410,7 +410,7 @@ func msPtr(t *time.Time) any {
 // RETURNING serves both stores: PostgreSQL has no last insert id.
 func (tx *Tx) insertID(q string, args ...any) (int64, error) {
 	var id int64
-	err := tx.QueryRowContext(tx.ctx, q+` RETURNING id`, args...).Scan(&id)
+	err := tx.queryRow(q+` RETURNING id`, args...).Scan(&id)
 	return id, err
 }
 

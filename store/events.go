@@ -271,11 +271,11 @@ func (db *DB) FindEvents(ctx context.Context, appID int64, f EventFilter) ([]*Ev
 		where, args = append(where, "user_id = ?"), append(args, f.UserID)
 	} else if f.UserID != "" {
 		// A user's events are the user's rows of event_users up to upto,
-		// and the events above it (see eventindex.go). The outer scan goes
+		// and the events above it (see sqlite_eventindex.go). The outer scan goes
 		// by those ids alone: NOT INDEXED keeps the planner from walking
 		// every event of the app to check each against the list.
 		from = "events NOT INDEXED"
-		// A row of a run names its events in run (see eventruns.go).
+		// A row of a run names its events in run (see sqlite_eventruns.go).
 		sub := `SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
 			WHERE e.app_id = ? AND e.user_id = ?`
 		subArgs := []any{appID, f.UserID}
@@ -367,7 +367,7 @@ func (tx *Tx) expireBatch(app, cutoff int64, done map[runGroup]tailEvent) (int64
 	if err != nil {
 		return 0, err
 	}
-	r, err := tx.Exec(`DELETE FROM events WHERE id IN (`+tx.db.dia.jsonIDs+`)`, string(list))
+	r, err := tx.exec(`DELETE FROM events WHERE id IN (`+tx.db.dia.jsonIDs+`)`, string(list))
 	if err != nil {
 		return 0, err
 	}

@@ -202,7 +202,7 @@ func (db *DB) SubmitForm(ctx context.Context, appID int64, in FormSubmissionInpu
 	sub := &FormSubmission{ContentViewID: *in.ContentViewID, Data: canonical,
 		UserID: in.UserID, SessionID: in.SessionID, Environment: in.Environment}
 	err = db.withTx(ctx, func(tx *Tx) error {
-		c, err := scanContent(tx.QueryRow(`SELECT `+contentColumns+` FROM content_views WHERE id = ? AND app_id = ?`, *in.ContentViewID, appID))
+		c, err := scanContent(tx.queryRow(`SELECT `+contentColumns+` FROM content_views WHERE id = ? AND app_id = ?`, *in.ContentViewID, appID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("content view")
 		} else if err != nil {

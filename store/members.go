@@ -113,7 +113,7 @@ func (db *DB) FindAppMembers(ctx context.Context, appID int64) ([]*Member, error
 // appName reads an app's name in tx; a missing app is ENOTFOUND.
 func (tx *Tx) appName(appID int64) (string, error) {
 	var name string
-	err := tx.QueryRowContext(tx.ctx, `SELECT name FROM apps WHERE id = ?`, appID).Scan(&name)
+	err := tx.queryRow(`SELECT name FROM apps WHERE id = ?`, appID).Scan(&name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", notFound("app")
 	}
@@ -128,7 +128,7 @@ func (tx *Tx) grant(u *DashboardUser, appID int64, role string) error {
 	case err != nil:
 		return err
 	case cur == "":
-		if _, err := tx.ExecContext(tx.ctx, `INSERT INTO app_members (app_id, user_id, role, created_at) VALUES (?, ?, ?, ?)`,
+		if _, err := tx.exec(`INSERT INTO app_members (app_id, user_id, role, created_at) VALUES (?, ?, ?, ?)`,
 			appID, u.ID, role, ms(tx.now)); err != nil {
 			return err
 		}
@@ -137,7 +137,7 @@ func (tx *Tx) grant(u *DashboardUser, appID int64, role string) error {
 	case cur == role:
 		return nil
 	}
-	if _, err := tx.ExecContext(tx.ctx, `UPDATE app_members SET role = ? WHERE app_id = ? AND user_id = ?`, role, appID, u.ID); err != nil {
+	if _, err := tx.exec(`UPDATE app_members SET role = ? WHERE app_id = ? AND user_id = ?`, role, appID, u.ID); err != nil {
 		return err
 	}
 	return tx.audit(auditRecord{app: appID, action: "member.role_changed", objType: ObjectMember, objID: u.ID, objName: u.Email,
@@ -164,7 +164,7 @@ func (db *DB) GrantRole(ctx context.Context, email string, appID int64, role str
 			return err
 		}
 		var created int64
-		err = tx.QueryRowContext(tx.ctx, `SELECT created_at FROM app_members WHERE app_id = ? AND user_id = ?`, appID, u.ID).Scan(&created)
+		err = tx.queryRow(`SELECT created_at FROM app_members WHERE app_id = ? AND user_id = ?`, appID, u.ID).Scan(&created)
 		m.CreatedAt = NewTime(fromMS(created))
 		return err
 	})
@@ -192,7 +192,7 @@ func (db *DB) RevokeRole(ctx context.Context, email string, appID int64) error {
 		if cur == "" {
 			return notFound("member")
 		}
-		if _, err := tx.ExecContext(tx.ctx, `DELETE FROM app_members WHERE app_id = ? AND user_id = ?`, appID, u.ID); err != nil {
+		if _, err := tx.exec(`DELETE FROM app_members WHERE app_id = ? AND user_id = ?`, appID, u.ID); err != nil {
 			return err
 		}
 		return tx.audit(auditRecord{app: appID, action: "member.removed", objType: ObjectMember, objID: u.ID, objName: u.Email,
@@ -361,11 +361,11 @@ func (db *DB) AcceptInvitation(ctx context.Context, token, password string) (*Da
 	}
 	var u *DashboardUser
 	err = db.withTx(ctx, func(tx *Tx) error {
-		cur, err := findInvitation(tx.ctx, tx.Tx, token, tx.now)
+		cur, err := findInvitation(tx.ctx, tx.raw, token, tx.now)
 		if err != nil {
 			return err
 		}
-		res, err := tx.ExecContext(tx.ctx, `UPDATE dashboard_invitations SET accepted_at = ? WHERE id = ? AND accepted_at IS NULL`, ms(tx.now), cur.ID)
+		res, err := tx.exec(`UPDATE dashboard_invitations SET accepted_at = ? WHERE id = ? AND accepted_at IS NULL`, ms(tx.now), cur.ID)
 		if err != nil {
 			return err
 		}
@@ -410,7 +410,7 @@ func (db *DB) AcceptInvitation(ctx context.Context, token, password string) (*Da
 // roleIn is the user's role in the app, read in tx; "" for none.
 func (tx *Tx) roleIn(userID, appID int64) (string, error) {
 	var role string
-	err := tx.QueryRowContext(tx.ctx, `SELECT role FROM app_members WHERE user_id = ? AND app_id = ?`, userID, appID).Scan(&role)
+	err := tx.queryRow(`SELECT role FROM app_members WHERE user_id = ? AND app_id = ?`, userID, appID).Scan(&role)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -423,14 +423,14 @@ func (db *DB) RevokeInvitation(ctx context.Context, appID, id int64) error {
 	return db.withTx(ctx, func(tx *Tx) error {
 		var email, role string
 		var expires int64
-		err := tx.QueryRowContext(tx.ctx, `SELECT email, role, expires_at FROM dashboard_invitations WHERE id = ? AND app_id = ? AND accepted_at IS NULL`,
+		err := tx.queryRow(`SELECT email, role, expires_at FROM dashboard_invitations WHERE id = ? AND app_id = ? AND accepted_at IS NULL`,
 			id, appID).Scan(&email, &role, &expires)
 		if errors.Is(err, sql.ErrNoRows) {
 			return notFound("invitation")
 		} else if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(tx.ctx, `DELETE FROM dashboard_invitations WHERE id = ?`, id); err != nil {
+		if _, err := tx.exec(`DELETE FROM dashboard_invitations WHERE id = ?`, id); err != nil {
 			return err
 		}
 		return tx.audit(auditRecord{app: appID, action: "invitation.revoked", objType: ObjectInvitation, objID: id, objName: email,

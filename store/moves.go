@@ -75,7 +75,7 @@ func (tx *Tx) move(appID, id int64, to string) error {
 	var start, end sql.NullInt64
 	var nsID sql.NullString
 	var nsStart, nsEnd sql.NullFloat64
-	err := tx.QueryRow(`SELECT status, name, start_at, end_at, namespace_id, namespace_start, namespace_end FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).
+	err := tx.queryRow(`SELECT status, name, start_at, end_at, namespace_id, namespace_start, namespace_end FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).
 		Scan(&from, &name, &start, &end, &nsID, &nsStart, &nsEnd)
 	if errors.Is(err, sql.ErrNoRows) {
 		return notFound("campaign")
@@ -107,7 +107,7 @@ func (tx *Tx) move(appID, id int64, to string) error {
 		// A block may have been archived or deleted while the campaign sat
 		// archived (nothing protects it then); never go live without content.
 		var missing int
-		if err := tx.QueryRow(`SELECT COUNT(*) FROM campaign_variants v LEFT JOIN content_views c ON c.id = v.content_view_id
+		if err := tx.queryRow(`SELECT COUNT(*) FROM campaign_variants v LEFT JOIN content_views c ON c.id = v.content_view_id
 			WHERE v.campaign_id = ? AND (c.id IS NULL OR c.status = 'archived')`, id).Scan(&missing); err != nil {
 			return err
 		}
@@ -129,7 +129,7 @@ func (tx *Tx) move(appID, id int64, to string) error {
 		set += ", archived_from = ?"
 		args = append(args, from)
 	}
-	res, err := tx.Exec(`UPDATE campaigns SET `+set+` WHERE id = ? AND status = ?`, append(args, id, from)...)
+	res, err := tx.exec(`UPDATE campaigns SET `+set+` WHERE id = ? AND status = ?`, append(args, id, from)...)
 	if err != nil {
 		return err
 	}
@@ -191,7 +191,7 @@ func (tx *Tx) emitCompleted(appID, id int64, name string) error {
 		return err
 	}
 	var engine string
-	if err := tx.QueryRow(`SELECT stats_engine FROM campaigns WHERE id = ?`, id).Scan(&engine); err != nil {
+	if err := tx.queryRow(`SELECT stats_engine FROM campaigns WHERE id = ?`, id).Scan(&engine); err != nil {
 		return err
 	}
 	r := analyze(vs, engine)
@@ -310,7 +310,7 @@ func (db *DB) RunSchedule(ctx context.Context) (ScheduleResult, error) {
 			// The list was read outside this transaction: an edit committed
 			// since may have moved the dates, so they are checked again here.
 			var start, end sql.NullInt64
-			if err := tx.QueryRow(`SELECT start_at, end_at FROM campaigns WHERE id = ?`, d.id).Scan(&start, &end); err != nil {
+			if err := tx.queryRow(`SELECT start_at, end_at FROM campaigns WHERE id = ?`, d.id).Scan(&start, &end); err != nil {
 				return err
 			}
 			now := ms(tx.now)

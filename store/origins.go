@@ -72,7 +72,7 @@ func (db *DB) SetAppAllowedOrigins(ctx context.Context, appID int64, origins []s
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(`UPDATE apps SET allowed_origins = ? WHERE id = ?`, strings.Join(origins, ","), appID); err != nil {
+		if _, err := tx.exec(`UPDATE apps SET allowed_origins = ? WHERE id = ?`, strings.Join(origins, ","), appID); err != nil {
 			return err
 		}
 		tx.changed = true

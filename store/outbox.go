@@ -27,7 +27,7 @@ import (
 // subscribes to it, inside the caller's transaction: the change and its
 // deliveries commit together or not at all (a transactional outbox).
 func (tx *Tx) emit(appID int64, event string, data any) error {
-	rows, err := tx.Query(`SELECT id, events FROM webhooks WHERE app_id = ? AND status = 'ACTIVE'`, appID)
+	rows, err := tx.query(`SELECT id, events FROM webhooks WHERE app_id = ? AND status = 'ACTIVE'`, appID)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (tx *Tx) emit(appID int64, event string, data any) error {
 		return err
 	}
 	for _, id := range ids {
-		if _, err := tx.Exec(`INSERT INTO webhook_deliveries (webhook_id, event, payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?)`,
+		if _, err := tx.exec(`INSERT INTO webhook_deliveries (webhook_id, event, payload, created_at, next_attempt_at) VALUES (?, ?, ?, ?, ?)`,
 			id, event, payload, ms(tx.now), ms(tx.now)); err != nil {
 			return err
 		}
@@ -79,7 +79,7 @@ func (tx *Tx) parkDeliveries(hookID int64) error {
 func (db *DB) RedeliverDelivery(ctx context.Context, appID, webhookID, id int64) (*Delivery, error) {
 	err := db.withTx(ctx, func(tx *Tx) error {
 		// A FAILED webhook's delivery waits, unscheduled, like its others.
-		res, err := tx.Exec(`UPDATE webhook_deliveries SET status = 'pending', attempts = 0,
+		res, err := tx.exec(`UPDATE webhook_deliveries SET status = 'pending', attempts = 0,
 				next_attempt_at = CASE WHEN (SELECT status FROM webhooks WHERE id = ?) = 'ACTIVE' THEN CAST(? AS BIGINT) END
 			WHERE id = ? AND webhook_id = ? AND webhook_id IN (SELECT id FROM webhooks WHERE app_id = ?)`,
 			webhookID, ms(tx.now), id, webhookID, appID)
@@ -95,7 +95,7 @@ func (db *DB) RedeliverDelivery(ctx context.Context, appID, webhookID, id int64)
 			return err
 		}
 		var event string
-		if err := tx.QueryRowContext(tx.ctx, `SELECT event FROM webhook_deliveries WHERE id = ?`, id).Scan(&event); err != nil {
+		if err := tx.queryRow(`SELECT event FROM webhook_deliveries WHERE id = ?`, id).Scan(&event); err != nil {
 			return err
 		}
 		return tx.audit(auditRecord{app: appID, action: "webhook.redelivered", objType: ObjectWebhook, objID: webhookID, objName: w.URL,
@@ -295,7 +295,7 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 						AND (d.claimed_until IS NULL OR d.claimed_until <= ?)`+tx.db.dia.skipLocked+`)
 				AND (SELECT w.status FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id) = 'ACTIVE'
 			RETURNING id, webhook_id, event, payload, created_at, attempts, claimed_until`,
-			t, o.Lease.Milliseconds(), nullKey(holder), jsonIDs(ids), t, t)
+			t, o.Lease.Milliseconds(), nullID(holder), jsonIDs(ids), t, t)
 		if err != nil {
 			return err
 		}
@@ -367,14 +367,6 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 	return out, nil
 }
 
-// nullKey is a claim's holder as stored: NULL for none (SQLite).
-func nullKey(k int64) any {
-	if k == 0 {
-		return nil
-	}
-	return k
-}
-
 // dueCandidate is a delivery dueDeliveries found claimable.
 type dueCandidate struct{ id, hook int64 }
 
@@ -435,14 +427,13 @@ func (tx *Tx) capClaims(cands []dueCandidate, o *ClaimOptions, t, holder int64) 
 	return ids, nil
 }
 
-// duePage is the most rows one read of the due index returns. It is a
-// literal because a bound LIMIT makes SQLite plan the statement anew at
-// every run; rows are stepped only while needed, so a large page costs
-// nothing when the first rows suffice.
-const (
-	duePage     = "512"
-	duePageRows = 512
-)
+// duePageRows is the most rows one read of the due index returns. The
+// statement carries it as a literal (duePage) because a bound LIMIT makes
+// SQLite plan the statement anew at every run; rows are stepped only while
+// needed, so a large page costs nothing when the first rows suffice.
+const duePageRows = 512
+
+var duePage = strconv.Itoa(duePageRows)
 
 // dueDeliveries picks up to o.Limit claimable deliveries in due order, at
 // most o.capOf(hook) for each webhook (count holds those in flight

@@ -34,6 +34,6 @@ func (tx *Tx) flushCountsPG(ids []int64) error {
 		cols[0], cols[1], cols[2] = append(cols[0], id), append(cols[1], d.impressions), append(cols[2], d.conversions)
 		cols[3], cols[4], cols[5] = append(cols[3], d.sumX), append(cols[4], d.sumXX), append(cols[5], d.sumXY)
 	}
-	_, err := tx.Tx.ExecContext(tx.ctx, pgFlushCounts, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], ms(tx.now)/msPerHour)
+	_, err := tx.raw.ExecContext(tx.ctx, pgFlushCounts, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], ms(tx.now)/msPerHour)
 	return err
 }

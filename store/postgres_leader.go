@@ -212,7 +212,7 @@ func (db *DB) closeLeader() {
 // no longer lists it under this session's pid.
 func (tx *Tx) checkLease(l *pgLease) error {
 	var held bool
-	err := tx.QueryRowContext(tx.ctx, `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
+	err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
 		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
 		AND classid = 0 AND objid = CAST(CAST(? AS BIGINT) AS OID) AND objsubid = 1 AND pid = CAST(? AS INTEGER) AND granted)`,
 		int64(leaderLockKey), int64(l.pid)).Scan(&held)

@@ -21,11 +21,11 @@ const changesChannel = "service_changes"
 // the transaction, so concurrent changes queue on it only for the moment
 // before they commit.
 func (tx *Tx) notifyChanged() error {
-	if _, err := tx.ExecContext(tx.ctx, `INSERT INTO change_version (id, version) VALUES (1, 1)
+	if _, err := tx.exec(`INSERT INTO change_version (id, version) VALUES (1, 1)
 		ON CONFLICT (id) DO UPDATE SET version = change_version.version + 1`); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(tx.ctx, `SELECT pg_notify('`+changesChannel+`', '')`)
+	_, err := tx.exec(`SELECT pg_notify('` + changesChannel + `', '')`)
 	return err
 }
 

@@ -77,7 +77,7 @@ func (tx *Tx) flushUsersPG() error {
 	c.ints[0], c.strs[0] = apps, ids
 	now := ms(tx.now)
 	var inserted int
-	err := tx.Tx.QueryRowContext(tx.ctx, pgUsersInsert, now, now, apps, ids, now).Scan(&inserted)
+	err := tx.raw.QueryRowContext(tx.ctx, pgUsersInsert, now, now, apps, ids, now).Scan(&inserted)
 	c.reset()
 	if err == nil && inserted == len(tx.userOrder) {
 		if tx.fresh == nil {
@@ -101,7 +101,7 @@ func (tx *Tx) insertAssignmentsPG() error {
 	}
 	c.ints[0], c.ints[1], c.strs[0] = campaigns, variants, keys
 	defer c.reset()
-	return tx.markInserted(tx.Tx.QueryContext(tx.ctx, pgAssignInsert, ms(tx.now), campaigns, keys, variants))
+	return tx.markInserted(tx.raw.QueryContext(tx.ctx, pgAssignInsert, ms(tx.now), campaigns, keys, variants))
 }
 
 // insertEventsPG writes tx.events and sets each one's id.
@@ -120,7 +120,7 @@ func (tx *Tx) insertEventsPG() error {
 	c.ints[0], c.strs[0] = apps, names
 	c.texts[0], c.texts[1], c.texts[2], c.texts[3] = users, sessions, metas, logs
 	defer c.reset()
-	rows, err := tx.Tx.QueryContext(tx.ctx, pgEventsInsert, ms(tx.now), apps, names, users, sessions, metas, logs)
+	rows, err := tx.raw.QueryContext(tx.ctx, pgEventsInsert, ms(tx.now), apps, names, users, sessions, metas, logs)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,9 @@ var postgresDialect = dialect{
 	unindexed:       ``,
 	eventsByEventTS: `events`,
 	instr:           `strpos`,
+	// Events are found through the events table's own indexes: there is
+	// no event_users (sqlite_eventindex.go) to keep.
+	eventIndex:      false,
 	eventsByUser:    `events AS e`,
 	eventsBySession: `events AS e`,
 	eventRun:        `NULL`,

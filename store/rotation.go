@@ -124,7 +124,7 @@ func (db *DB) RotateWebhookSecret(ctx context.Context, appID, id int64, in Rotat
 		// The current secret moves to previous_secret as stored, so the
 		// column never needs decoding here; a webhook without a secret has
 		// nothing to keep signing.
-		res, err := tx.Exec(`UPDATE webhooks SET
+		res, err := tx.exec(`UPDATE webhooks SET
 				previous_secret = secret,
 				previous_secret_expires_at = CASE WHEN secret = '' THEN NULL ELSE CAST(? AS BIGINT) END,
 				secret = ?, secret_rotated_at = ?, updated_at = ?

@@ -74,7 +74,7 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 			return err
 		}
 		for _, col := range secretColumns {
-			rows, err := tx.Query(`SELECT id, ` + col + ` FROM webhooks WHERE ` + col + ` != ''`)
+			rows, err := tx.query(`SELECT id, ` + col + ` FROM webhooks WHERE ` + col + ` != ''`)
 			if err != nil {
 				return err
 			}
@@ -119,7 +119,7 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 				if err != nil {
 					return err
 				}
-				if _, err := tx.Exec(`UPDATE webhooks SET `+col+` = ? WHERE id = ?`, sealed, r.id); err != nil {
+				if _, err := tx.exec(`UPDATE webhooks SET `+col+` = ? WHERE id = ?`, sealed, r.id); err != nil {
 					return err
 				}
 				n++

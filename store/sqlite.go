@@ -186,7 +186,7 @@ func (db *DB) beginSQLite(ctx context.Context) (*Tx, error) {
 	wait := 100 * time.Microsecond
 	for {
 		// The transaction runs on a connection of its own (the pool's one)
-		// so that the multi-row statements can reach the driver (rawrows.go).
+		// so that the multi-row statements can reach the driver (sqlite_rawrows.go).
 		sc, err := db.write.Conn(ctx)
 		if err != nil {
 			return nil, err
@@ -232,7 +232,7 @@ func (tx *Tx) secureDelete() error {
 	if tx.db.pg != nil {
 		return nil
 	}
-	_, err := tx.Exec(`PRAGMA secure_delete = ON`)
+	_, err := tx.exec(`PRAGMA secure_delete = ON`)
 	return err
 }
 

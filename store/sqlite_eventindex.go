@@ -22,7 +22,7 @@ import (
 // the next few dozen rows of that generation in key order, so a user's
 // page is written about once per generation however many events the user
 // logged in it, and its repeated events share a row (a run, see
-// eventruns.go). No commit waits for more than a chunk about twice its own
+// sqlite_eventruns.go). No commit waits for more than a chunk about twice its own
 // events' size, so no request waits behind a long indexing transaction.
 //
 // Every event therefore is in exactly one of three places: event_users

@@ -8,7 +8,7 @@ import (
 )
 
 // A row of event_users holds a run: the events of one user and event id
-// that one chunk of a generation indexes (see eventindex.go), up to
+// that one chunk of a generation indexes (see sqlite_eventindex.go), up to
 // maxRun of them. A generation is sorted by user, event id and time, so a
 // user who logged the same event a dozen times in a second has a dozen
 // consecutive rows there, and they become one row of event_users instead

@@ -101,7 +101,7 @@ func (s *rowStmts) close(w *sql.DB) {
 // as committing a transaction of the pool itself would: the next writer
 // must not wait for this transaction's bookkeeping (end).
 func (tx *Tx) commitConn() error {
-	err := tx.Tx.Commit()
+	err := tx.raw.Commit()
 	tx.sc.Close()
 	return err
 }

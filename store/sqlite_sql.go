@@ -21,4 +21,11 @@ var sqliteDialect = dialect{
 	jsonTexts:       `json_each(?) AS u`,
 	eachKeysEvents:  `CROSS JOIN %s ON %s`,
 	jsonIDs:         `SELECT value FROM json_each(?)`,
+	// One writer at a time holds the whole database: no row is locked,
+	// none is passed over, and no order of rows can deadlock.
+	forUpdate:  ``,
+	skipLocked: ``,
+	lockOrder:  false,
+	// Multi-row statements on the driver connection (sqlite_rows.go).
+	columns: false,
 }.withCovariates()

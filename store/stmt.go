@@ -37,6 +37,10 @@ func newStmtCache(pool *sql.DB, background bool) *stmtCache {
 	return &stmtCache{pool: pool, background: background, m: map[string]*sql.Stmt{}, pending: map[string]bool{}}
 }
 
+// maxPrepared bounds each pool's prepared statements. The store has a few
+// hundred texts; the bound only matters for texts built at run time.
+const maxPrepared = 2048
+
 // get returns the prepared statement for q, or nil when it is not ready.
 func (c *stmtCache) get(q string) *sql.Stmt {
 	if c.off {
@@ -46,6 +50,12 @@ func (c *stmtCache) get(q string) *sql.Stmt {
 	if st := c.m[q]; st != nil || c.closed {
 		c.mu.Unlock()
 		return st
+	}
+	if len(c.m)+len(c.pending) >= maxPrepared {
+		// A text built at run time in too many shapes runs unprepared
+		// rather than growing the cache without end.
+		c.mu.Unlock()
+		return nil
 	}
 	if c.background {
 		if !c.pending[q] {
@@ -89,8 +99,9 @@ func (c *stmtCache) close() {
 // conn is where a query runs: a write transaction, a read-only transaction
 // or the reader pool, with the context of the operation it serves. Queries
 // go through a prepared statement of the pool's cache when one is ready,
-// else run as plain text. Only constant texts belong here: each distinct
-// text stays prepared for the life of the database handle.
+// else run as plain text. It is the store's one way to run a query: Tx
+// embeds it and keeps its *sql.Tx to itself. Each distinct text stays
+// prepared for the life of the database handle, up to maxPrepared.
 type conn struct {
 	ctx   context.Context
 	stmts *stmtCache

@@ -119,7 +119,7 @@ func (db *DB) IdentifyUser(ctx context.Context, appID int64, userID string, attr
 			return err
 		}
 		var err error
-		p, err = scanUserProfile(tx.QueryRow(`SELECT user_id, attributes, first_seen, last_seen FROM users WHERE app_id = ? AND user_id = ?`, appID, userID))
+		p, err = scanUserProfile(tx.queryRow(`SELECT user_id, attributes, first_seen, last_seen FROM users WHERE app_id = ? AND user_id = ?`, appID, userID))
 		return err
 	})
 	return p, err

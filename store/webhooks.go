@@ -128,7 +128,7 @@ func webhookSnapshot(w *Webhook) *webhookFields {
 
 // findWebhookTx reads a webhook of the app in tx.
 func (tx *Tx) findWebhook(appID, id int64) (*Webhook, error) {
-	w, err := scanWebhook(tx.QueryRowContext(tx.ctx, `SELECT `+webhookColumns+` FROM webhooks WHERE id = ? AND app_id = ?`, id, appID))
+	w, err := scanWebhook(tx.queryRow(`SELECT `+webhookColumns+` FROM webhooks WHERE id = ? AND app_id = ?`, id, appID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("webhook")
 	}
@@ -468,7 +468,7 @@ func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInpu
 				add("consecutive_failures", 0)
 			}
 		}
-		if _, err = tx.Exec(`UPDATE webhooks SET `+strings.Join(set, ", ")+` WHERE id = ?`, append(args, id)...); err != nil {
+		if _, err = tx.exec(`UPDATE webhooks SET `+strings.Join(set, ", ")+` WHERE id = ?`, append(args, id)...); err != nil {
 			return err
 		}
 		switch {
@@ -479,7 +479,7 @@ func (db *DB) UpdateWebhook(ctx context.Context, appID, id int64, in WebhookInpu
 			}
 		default:
 			// Deliveries that waited while it was FAILED are due now.
-			res, err := tx.Exec(`UPDATE webhook_deliveries SET next_attempt_at = ?
+			res, err := tx.exec(`UPDATE webhook_deliveries SET next_attempt_at = ?
 				WHERE webhook_id = ? AND status = 'pending' AND next_attempt_at IS NULL`, ms(tx.now), id)
 			if err != nil {
 				return err
@@ -518,7 +518,7 @@ func (db *DB) DeleteWebhook(ctx context.Context, appID, id int64) error {
 		if err != nil {
 			return err
 		}
-		if _, err := tx.Exec(`DELETE FROM webhooks WHERE id = ? AND app_id = ?`, id, appID); err != nil {
+		if _, err := tx.exec(`DELETE FROM webhooks WHERE id = ? AND app_id = ?`, id, appID); err != nil {
 			return err
 		}
 		tx.changed = true
