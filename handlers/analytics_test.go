@@ -213,26 +213,48 @@ func TestAnalyticsRouteZeroCounts(t *testing.T) {
 		if num(m, "totalImpressions") != 2 || num(m, "totalConversions") != 0 || anaNum(t, m, "averageConversionRate") != 0 {
 			t.Fatalf("totals=%v", m)
 		}
-		// No conversion anywhere: no evidence of a difference.
-		anaClose(t, "pValue", anaNum(t, m, "pValue"), 1)
-		anaClose(t, "confidenceLevel", anaNum(t, m, "confidenceLevel"), 0)
-		anaNull(t, m, "winningVariantId")
+		// No conversion anywhere: n·p̂ = 0 < 5, so the z-test does not
+		// apply and there is no p-value.
+		anaNull(t, m, "pValue", "confidenceLevel", "winningVariantId")
 		if m["statisticalSignificance"] != false {
 			t.Fatalf("statisticalSignificance=%v", m["statisticalSignificance"])
 		}
 		srm := m["sampleRatioMismatch"].(map[string]any)
 		anaClose(t, "sampleRatioMismatch.pValue", anaNum(t, srm, "pValue"), 1)
 		_, hi, _ := stats.Wilson(0, 1, stats.Z95)
-		for i, v := range m["variants"].([]any) {
+		for _, v := range m["variants"].([]any) {
 			v := v.(map[string]any)
 			anaClose(t, "lowerBound", anaNum(t, v, "lowerBound"), 0)
 			anaClose(t, "upperBound", anaNum(t, v, "upperBound"), hi*100)
 			// A control rate of 0 makes the relative uplift undefined.
 			anaNull(t, v, "uplift")
-			if i == 1 {
-				anaClose(t, "variants[1].pValue", anaNum(t, v, "pValue"), 1)
-			}
+			anaNull(t, v, "pValue")
 		}
+	})
+
+	// 2 impressions against 2, every treatment user converting: the raw
+	// z-test says p = 0.046, but n·p̂ = 1 < 5 in each arm, so nothing is
+	// decided.
+	t.Run("BelowTheTestRule", func(t *testing.T) {
+		c := e.evCreateCampaign("signup", nil)
+		for i := range 4 {
+			e.evAssign(c.id, map[string]any{"userId": fmt.Sprint("s", i)})
+		}
+		clock.Add(time.Second)
+		e.evLog(map[string]any{"eventId": "signup", "userId": "s1"})
+		e.evLog(map[string]any{"eventId": "signup", "userId": "s3"})
+		m := e.anaGet(c.id, e.Admin)
+		if num(m, "totalImpressions") != 4 || num(m, "totalConversions") != 2 {
+			t.Fatalf("totals=%v", m)
+		}
+		if p := anaPValue(2, 2, 0, 2); p >= 0.05 {
+			t.Fatalf("raw p=%v: the case is meant to pass 0.05 without the rule", p)
+		}
+		anaNull(t, m, "pValue", "confidenceLevel", "winningVariantId", "winningVariant")
+		if m["statisticalSignificance"] != false {
+			t.Fatalf("statisticalSignificance=%v, want false", m["statisticalSignificance"])
+		}
+		anaNull(t, m["variants"].([]any)[1].(map[string]any), "pValue")
 	})
 
 	t.Run("Draft", func(t *testing.T) {

@@ -101,6 +101,29 @@ func ZTest(c1, n1, c2, n2 int64) (z, p float64, ok bool) {
 	return z, TwoSidedP(z), true
 }
 
+// ZTestApplicable reports whether the normal approximation behind ZTest
+// holds for c1 of n1 against c2 of n2: with p̂ the pooled rate, both arms
+// need n·p̂ ≥ 5 and n·(1 − p̂) ≥ 5 (the textbook rule for a 2×2 table, the
+// same as every expected cell count of Pearson's chi-square being at least
+// 5). Below it the z-statistic is far from normal, and a "significant"
+// p-value at 1 impression against 3 says nothing. The comparison is done on
+// integer products, so a pair exactly at the edge is never lost to
+// rounding. Invalid counts (see ZTest) are not applicable.
+func ZTestApplicable(c1, n1, c2, n2 int64) bool {
+	if n1 <= 0 || n2 <= 0 || c1 < 0 || c2 < 0 || c1 > n1 || c2 > n2 {
+		return false
+	}
+	// n·p̂ ≥ 5 ⇔ n·(c1+c2) ≥ 5·(n1+n2); float64 keeps the products exact
+	// below 2⁵³ and cannot overflow where int64 would.
+	conv, fail, total := float64(c1+c2), float64(n1+n2-c1-c2), 5*float64(n1+n2)
+	for _, n := range []float64{float64(n1), float64(n2)} {
+		if n*conv < total || n*fail < total {
+			return false
+		}
+	}
+	return true
+}
+
 // Wilson returns the Wilson score interval for the proportion c/n at normal
 // quantile z (use Z95 for 95%), as fractions in [0, 1]:
 //
@@ -339,9 +362,13 @@ type ArmResult struct {
 	// zero is an infinite relative change).
 	Uplift *float64
 	// PValue is the raw (unadjusted) two-sided pooled z-test p-value against
-	// the control. Nil for the control and when the test is undefined
-	// (either arm has no impressions).
+	// the control. Nil for the control, when the test is undefined (either
+	// arm has no impressions) and when it does not apply (Applicable).
 	PValue *float64
+	// Applicable reports that ZTestApplicable holds for this treatment and
+	// the control. A treatment where it does not takes no part in the Holm
+	// adjustment and is never decided, by any engine. False for the control.
+	Applicable bool
 	// Lower and Upper bound the 95% Wilson interval of the conversion rate.
 	// Nil when the arm has no impressions.
 	Lower *float64
@@ -436,6 +463,12 @@ func Analyze(arms []Arm) Result {
 // Every other arm is a treatment and is compared with the control by ZTest,
 // by Sequential and by Bayesian; all three are reported per arm.
 //
+// Only treatments for which ZTestApplicable holds take part in a decision:
+// one below it has no PValue, is left out of the Holm adjustment and is
+// never decided, whatever the engine (its sequential and Bayesian numbers
+// are still reported). With no applicable treatment the campaign has no
+// PValue, is not Significant and has no winner.
+//
 // The engine decides. Under EngineFrequentist and EngineSequential the
 // treatments' p-values (fixed-horizon or always-valid) are Holm-adjusted
 // together, because the campaign asks "is any variant different?", and
@@ -515,15 +548,20 @@ func AnalyzeWith(arms []Arm, engine Engine) Result {
 			if impr[i] > 0 && ctrlRate > 0 {
 				ar.Uplift = ptr((rate(i) - ctrlRate) / ctrlRate * 100)
 			}
-			if _, p, ok := ZTest(conv[i], impr[i], conv[ctrl], impr[ctrl]); ok {
+			ar.Applicable = ZTestApplicable(conv[i], impr[i], conv[ctrl], impr[ctrl])
+			if _, p, ok := ZTest(conv[i], impr[i], conv[ctrl], impr[ctrl]); ok && ar.Applicable {
 				ar.PValue = ptr(p)
 				testedP = append(testedP, p)
 				testedArm = append(testedArm, i)
 			}
+			// The always-valid test rests on the same normal approximation,
+			// so below the rule its p-value is shown but decides nothing.
 			if sr, ok := Sequential(conv[i], impr[i], conv[ctrl], impr[ctrl], Alpha, SequentialTuning); ok {
 				ar.Sequential = &sr
-				seqP = append(seqP, sr.PValue)
-				seqArm = append(seqArm, i)
+				if ar.Applicable {
+					seqP = append(seqP, sr.PValue)
+					seqArm = append(seqArm, i)
+				}
 			}
 			if br, ok := Bayesian(conv[i], impr[i], conv[ctrl], impr[ctrl]); ok {
 				ar.Bayes = &br
@@ -563,7 +601,7 @@ func AnalyzeWith(arms []Arm, engine Engine) Result {
 			res.ConfidenceLevel = ptr((1 - best) * 100)
 		}
 		for i, a := range res.Arms {
-			if a.Bayes == nil {
+			if a.Bayes == nil || !a.Applicable {
 				continue
 			}
 			switch c := a.Bayes.ChanceToBeatControl; {

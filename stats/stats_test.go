@@ -187,6 +187,89 @@ func TestZTestEdgeCases(t *testing.T) {
 	}
 }
 
+// TestZTestApplicable pins the rule n·p̂ ≥ 5 and n·(1 − p̂) ≥ 5 for both
+// arms, p̂ pooled, at and just past its edges.
+func TestZTestApplicable(t *testing.T) {
+	tests := []struct {
+		name           string
+		c1, n1, c2, n2 int64
+		want           bool
+	}{
+		{"1 against 3 impressions", 3, 3, 0, 1, false},
+		{"2 against 2 impressions", 2, 2, 0, 2, false},
+		{"exactly 5 expected in every cell", 5, 10, 5, 10, true},
+		{"4.5 expected conversions", 4, 10, 5, 10, false},
+		{"4.5 expected failures", 6, 10, 5, 10, false},
+		// p̂ = 15/150 = 0.1 is inexact in binary; 50·p̂ must still be 5.
+		{"small arm exactly at the edge", 10, 100, 5, 50, true},
+		{"small arm below the edge", 10, 100, 2, 20, false},
+		{"no conversions anywhere", 0, 1000, 0, 1000, false},
+		{"only conversions", 1000, 1000, 500, 500, false},
+		{"large and balanced", 100, 1000, 150, 1000, true},
+		{"no impressions", 0, 0, 5, 100, false},
+		{"invalid counts", 11, 10, 5, 100, false},
+		{"huge counts do not overflow", 1e12, 4e12, 1e12, 4e12, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ZTestApplicable(tt.c1, tt.n1, tt.c2, tt.n2); got != tt.want {
+				t.Errorf("ZTestApplicable(%d, %d, %d, %d) = %v, want %v", tt.c1, tt.n1, tt.c2, tt.n2, got, tt.want)
+			}
+			if got := ZTestApplicable(tt.c2, tt.n2, tt.c1, tt.n1); got != tt.want {
+				t.Errorf("ZTestApplicable swapped = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestAnalyzeSmallSamples checks that no engine decides a pair below the
+// z-test's rule: at 1 impression against 3 (3 conversions against 0) the
+// z-test alone gives p = 0.0455, which used to declare a winner.
+func TestAnalyzeSmallSamples(t *testing.T) {
+	if _, p, _ := ZTest(3, 3, 0, 1); p >= Alpha {
+		t.Fatalf("fixture: raw p = %v, want below %v so the rule is what stops it", p, Alpha)
+	}
+	cases := []struct {
+		name string
+		arms []Arm
+	}{
+		{"1 against 3 impressions", []Arm{
+			{ID: 1, Name: "A", Impressions: 1, Conversions: 0, Allocation: 1, Control: true},
+			{ID: 2, Name: "B", Impressions: 3, Conversions: 3, Allocation: 1},
+		}},
+		{"2 against 2 impressions", []Arm{
+			{ID: 1, Name: "A", Impressions: 2, Conversions: 0, Allocation: 1, Control: true},
+			{ID: 2, Name: "B", Impressions: 2, Conversions: 2, Allocation: 1},
+		}},
+		{"40 against 4, all against none", []Arm{
+			{ID: 1, Name: "A", Impressions: 40, Conversions: 0, Allocation: 1, Control: true},
+			{ID: 2, Name: "B", Impressions: 4, Conversions: 4, Allocation: 1},
+		}},
+	}
+	for _, tc := range cases {
+		for _, engine := range []Engine{EngineFrequentist, EngineSequential, EngineBayesian} {
+			t.Run(tc.name+"/"+string(engine), func(t *testing.T) {
+				r := AnalyzeWith(tc.arms, engine)
+				wantNil(t, "PValue", r.PValue)
+				wantNil(t, "ConfidenceLevel", r.ConfidenceLevel)
+				wantNil(t, "WinnerID", r.WinnerID)
+				wantNil(t, "WinnerConfidence", r.WinnerConfidence)
+				wantNil(t, "B.PValue", r.Arms[1].PValue)
+				if r.Significant {
+					t.Error("Significant = true, want false")
+				}
+				if r.Arms[1].Applicable {
+					t.Error("B.Applicable = true, want false")
+				}
+				// The Bayesian comparison is still shown; it decides nothing.
+				if r.Arms[1].Bayes == nil {
+					t.Error("Bayes = nil, want the comparison shown")
+				}
+			})
+		}
+	}
+}
+
 // TestWilson checks against Newcombe (1998), Table I, method 3 (score
 // interval without continuity correction), 95% (testdata/stats_tables.json).
 func TestWilson(t *testing.T) {
@@ -526,10 +609,12 @@ func TestAnalyze(t *testing.T) {
 				{ID: 1, Name: "A", Impressions: 1000, Allocation: 0.5, Control: true},
 				{ID: 2, Name: "B", Impressions: 1000, Allocation: 0.5},
 			},
+			// No conversions anywhere: n·p̂ = 0 < 5, so the z-test does
+			// not apply and there is no p-value at all.
 			check: func(t *testing.T, r Result) {
-				wantFloat(t, "PValue", r.PValue, 1, 0)
-				wantFloat(t, "ConfidenceLevel", r.ConfidenceLevel, 0, 0)
-				wantFloat(t, "B.PValue", r.Arms[1].PValue, 1, 0)
+				wantNil(t, "PValue", r.PValue)
+				wantNil(t, "ConfidenceLevel", r.ConfidenceLevel)
+				wantNil(t, "B.PValue", r.Arms[1].PValue)
 				wantNil(t, "B.Uplift (control rate 0)", r.Arms[1].Uplift)
 				wantNil(t, "WinnerID", r.WinnerID)
 				wantFloat(t, "A.Lower", r.Arms[0].Lower, 0, 0)
@@ -565,8 +650,10 @@ func TestAnalyze(t *testing.T) {
 				{ID: 1, Name: "A", Impressions: 300, Conversions: 300, Allocation: 1, Control: true},
 				{ID: 2, Name: "B", Impressions: 300, Conversions: 300, Allocation: 1},
 			},
+			// n·(1 − p̂) = 0 < 5: the z-test does not apply.
 			check: func(t *testing.T, r Result) {
-				wantFloat(t, "PValue", r.PValue, 1, 0)
+				wantNil(t, "PValue", r.PValue)
+				wantNil(t, "B.PValue", r.Arms[1].PValue)
 				wantFloat(t, "B.Uplift", r.Arms[1].Uplift, 0, 0)
 				wantNil(t, "WinnerID", r.WinnerID)
 			},
@@ -648,8 +735,10 @@ func TestAnalyze(t *testing.T) {
 			},
 		},
 		{
-			// C has the highest rate (25%) but only 12 impressions and
-			// p = 0.0876, so it may not win; B (15%, p = 0.00072) does.
+			// C has the highest rate (25%) but only 12 impressions: with
+			// p̂ = 103/1012, 12·p̂ = 1.2 < 5, so its z-test does not apply,
+			// it has no p-value, takes no part in Holm's adjustment (B's p
+			// is not doubled) and may not win; B (15%, p = 0.00072) does.
 			name: "winner only among significant arms",
 			arms: []Arm{
 				{ID: 1, Name: "A", Impressions: 1000, Conversions: 100, Allocation: 1, Control: true},
@@ -657,7 +746,8 @@ func TestAnalyze(t *testing.T) {
 				{ID: 3, Name: "C", Impressions: 12, Conversions: 3, Allocation: 0},
 			},
 			check: func(t *testing.T, r Result) {
-				wantFloat(t, "PValue", r.PValue, 2*0.000723233, 2e-9)
+				wantFloat(t, "PValue", r.PValue, 0.000723233, 1e-9)
+				wantNil(t, "C.PValue", r.Arms[2].PValue)
 				wantID(t, r.WinnerID, 2)
 				// Best other arm by rate is C (0.25), not the control.
 				wantFloat(t, "EffectSize", r.EffectSize, math.Abs(2*math.Asin(math.Sqrt(0.15))-2*math.Asin(math.Sqrt(0.25))), 1e-12)

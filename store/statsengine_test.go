@@ -67,3 +67,41 @@ func TestWinnerDeclaredByEngine(t *testing.T) {
 		})
 	}
 }
+
+// TestNoWinnerBelowTheTestRule completes a campaign at 1 impression
+// against 3 (0 conversions against 3) under each engine. The z-test's raw
+// p is 0.046 there, but the pair is far below n·p̂ ≥ 5, so no engine may
+// call it: campaign.completed says there is no winner and
+// campaign.winner_declared is not sent.
+func TestNoWinnerBelowTheTestRule(t *testing.T) {
+	ctx := context.Background()
+	for _, engine := range []string{"frequentist", "sequential", "bayesian"} {
+		t.Run(engine, func(t *testing.T) {
+			e := newCampaignTestEnv(t)
+			id := e.create(nil, campaignTestAt(time.Hour), "draft")
+			if _, err := e.db.UpdateCampaign(ctx, e.app, id, CampaignInput{StatsEngine: &engine}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.db.SetCampaignStatus(ctx, e.app, id, CampaignActive); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := e.db.write.Exec(`UPDATE campaign_variants SET impressions = CASE WHEN is_control THEN 1 ELSE 3 END, conversions = CASE WHEN is_control THEN 0 ELSE 3 END WHERE campaign_id = ?`, id); err != nil {
+				t.Fatal(err)
+			}
+			a, err := e.db.CampaignAnalytics(ctx, e.app, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.PValue != nil || a.ConfidenceLevel != nil || a.StatisticalSignificance || a.WinningVariantID != nil || a.WinningVariant != nil || a.Variants[1].PValue != nil {
+				t.Fatalf("analytics pValue=%v significant=%v winner=%v variant pValue=%v, want all null/false", a.PValue, a.StatisticalSignificance, a.WinningVariantID, a.Variants[1].PValue)
+			}
+			if _, err := e.db.SetCampaignStatus(ctx, e.app, id, CampaignCompleted); err != nil {
+				t.Fatal(err)
+			}
+			ds := e.deliveries()[1:] // after campaign.started
+			if len(ds) != 1 || ds[0].event != EventCampaignCompleted || !strings.Contains(ds[0].payload, `"statisticalSignificance":false,"winningVariant":null`) {
+				t.Fatalf("deliveries %+v, want campaign.completed without a winner only", ds)
+			}
+		})
+	}
+}
