@@ -569,7 +569,8 @@ func (d *Dashboard) handleCampaignList(w http.ResponseWriter, r *req) {
 
 // oneLineResult sums up a campaign's analytics for the list: the leading
 // variant, its uplift against the control and the campaign's confidence
-// (under the Bayesian engine, the leader's chance to beat the control).
+// once it is significant, "no clear difference yet" before (under the
+// Bayesian engine, the leader's chance to beat the control).
 func oneLineResult(a *store.Analytics) string {
 	if a.TotalImpressions == 0 {
 		return "No impressions yet"
@@ -605,9 +606,15 @@ func oneLineResult(a *store.Analytics) string {
 		}
 		return s
 	}
-	if c := a.ConfidenceLevel; c != nil && *c > 99.9 {
+	// A confidence is only a claim once the test is significant; below
+	// that, (1 − p) reads as weak evidence ("7.4% confidence" at p = 0.93)
+	// where there is none.
+	switch c := a.ConfidenceLevel; {
+	case !a.StatisticalSignificance || c == nil:
+		s += ", no clear difference yet"
+	case *c > 99.9:
 		s += ", > 99.9% confidence"
-	} else if c != nil {
+	default:
 		s += fmt.Sprintf(", %.1f%% confidence", *c)
 	}
 	return s

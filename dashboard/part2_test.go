@@ -347,7 +347,7 @@ func TestCampaignListTabsSearchAndResultLine(t *testing.T) {
 	base := fmt.Sprintf("/apps/%d/campaigns", app.ID)
 	p := b.get(base)
 	wantContains(t, p, "Spring sale", "Autumn sale", "Germans", "No impressions yet")
-	if !regexp.MustCompile(`V1 (leads|wins), (\+|&#43;)[0-9.]+% uplift, (&gt; )?[0-9.]+% confidence`).MatchString(p.body) {
+	if !regexp.MustCompile(`V1 (wins, (\+|&#43;)[0-9.]+% uplift, (&gt; )?[0-9.]+% confidence|leads, (\+|&#43;)[0-9.]+% uplift, no clear difference yet)`).MatchString(p.body) {
 		t.Fatalf("no one-line result:\n%s", p.body)
 	}
 	p = b.get(base + "?status=active")
@@ -361,6 +361,43 @@ func TestCampaignListTabsSearchAndResultLine(t *testing.T) {
 		t.Fatal("search lists a campaign not named like it")
 	}
 	wantContains(t, b.get(base+"?q=nothing-like-it"), "named like “nothing-like-it”")
+}
+
+// Below significance neither the results page nor the campaign list turns
+// p into a "confidence": p = 0.9 is no evidence, not "10% confidence".
+func TestResultsNoClearDifference(t *testing.T) {
+	e := newEnv(t)
+	b := e.signedIn()
+	app := e.app("shop")
+	c := e.campaign(app.ID, "even", "purchase")
+	e.start(app.ID, c.ID)
+	e.traffic(app.ID, c, 200, func(v, n int) bool { return n%5 == 0 || v == 1 && n == 3 })
+	var a store.Analytics
+	e.api(app.ID, fmt.Sprintf("/campaigns/%d/analytics", c.ID), &a)
+	if a.PValue == nil || *a.PValue < 0.5 || a.StatisticalSignificance {
+		t.Fatalf("pValue=%v significant=%v: the case is meant to show no difference", a.PValue, a.StatisticalSignificance)
+	}
+	// "95% confidence sequence" names a kind of interval, not a claim.
+	confidence := regexp.MustCompile(`[0-9.]+% confidence( sequence)?`)
+	claims := func(body string) []string {
+		var out []string
+		for _, m := range confidence.FindAllString(body, -1) {
+			if !strings.HasSuffix(m, " sequence") {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	p := b.get(fmt.Sprintf("/apps/%d/campaigns/%d/results", app.ID, c.ID))
+	wantContains(t, p, "No winner yet.", "There is no clear difference from the control yet (p = ", `<span class="muted">no clear difference yet</span>`)
+	if m := claims(p.body); len(m) > 0 {
+		t.Fatalf("results page says %q at p = %v", m, *a.PValue)
+	}
+	p = b.get(fmt.Sprintf("/apps/%d/campaigns", app.ID))
+	wantContains(t, p, "uplift, no clear difference yet")
+	if m := claims(p.body); len(m) > 0 {
+		t.Fatalf("campaign list says %q at p = %v", m, *a.PValue)
+	}
 }
 
 // The results page shows what GET /campaigns/{id}/analytics answers,

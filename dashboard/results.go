@@ -22,6 +22,9 @@ type resultRow struct {
 	// Confidence is (1 − p)·100 of the variant's own test against the
 	// control; nil for the control.
 	Confidence *float64
+	// Clear reports p < 0.05. Only then is Confidence shown: "7% confidence"
+	// for p = 0.93 reads as a weak claim when it is no evidence at all.
+	Clear bool
 }
 
 // shortfall is how much more one variant needs before the results count.
@@ -222,7 +225,8 @@ func (d *Dashboard) results(r *req) (*resultsData, error) {
 	}
 	bars := make([]rateBar, len(a.Variants))
 	for i, v := range a.Variants {
-		data.Rows = append(data.Rows, resultRow{VariantStats: v, Colour: colour(i), Confidence: confidenceOf(v.PValue)})
+		data.Rows = append(data.Rows, resultRow{VariantStats: v, Colour: colour(i), Confidence: confidenceOf(v.PValue),
+			Clear: v.PValue != nil && *v.PValue < stats.Alpha})
 		if !v.IsControl {
 			data.Compare = append(data.Compare, compareRow{VariantStats: v, Colour: colour(i)})
 		}
