@@ -40,8 +40,11 @@ type Config struct {
 	// answering 503, before it stops taking connections: the time a load
 	// balancer needs to notice. It is part of ShutdownTimeout.
 	DrainDelay time.Duration
-	LogLevel   string
-	PprofAddr  string
+	// DBTimeout bounds a request's database work; 0 takes the store's
+	// default.
+	DBTimeout time.Duration
+	LogLevel  string
+	PprofAddr string
 
 	// WebhookBlockPrivate also refuses loopback and private addresses as
 	// webhook destinations.
@@ -82,6 +85,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&c.AuditRetention, "audit-retention", 8760*time.Hour, "how long audit log entries are kept (default 365 days)")
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	f.DurationVar(&c.DrainDelay, "drain-delay", 0, "on shutdown, how long to go on serving with /healthz answering 503, so a load balancer stops sending requests before the listener closes (part of --shutdown-timeout)")
+	f.DurationVar(&c.DBTimeout, "db-timeout", store.DefaultTimeout, "how long a request's database work may take, waits for a connection included, before it answers 503 with Retry-After (on PostgreSQL also the sessions' lock_timeout and the writer's statement_timeout)")
 	f.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&c.PprofAddr, "pprof-addr", "", "if set, serve Go's /debug/pprof profiles on this separate address (keep it private)")
 	f.BoolVar(&c.WebhookBlockPrivate, "webhook-block-private", false, "refuse webhook deliveries to loopback and private addresses (switch on when apps are not all trusted with the host's network)")
@@ -128,7 +132,7 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	if err := checkDBDir(c.DB); err != nil {
 		return err
 	}
-	opts := store.Options{Log: log}
+	opts := store.Options{Log: log, Timeout: c.DBTimeout}
 	if c.CheckpointProcess {
 		opts.CheckpointCommand = checkpointerCommand()
 	}
@@ -278,6 +282,9 @@ func (c Config) validate() error {
 		if d <= 0 {
 			return fmt.Errorf("%s must be positive", name)
 		}
+	}
+	if c.DBTimeout < 0 {
+		return fmt.Errorf("--db-timeout must be positive")
 	}
 	if c.DrainDelay < 0 || c.DrainDelay >= c.ShutdownTimeout {
 		return fmt.Errorf("--drain-delay must be at least 0 and less than --shutdown-timeout (%s)", c.ShutdownTimeout)

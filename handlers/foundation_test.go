@@ -55,8 +55,11 @@ func TestFoundationDraining(t *testing.T) {
 	if got, want := rec.Code, http.StatusServiceUnavailable; got != want {
 		t.Fatalf("GET /healthz while draining: status=%d, want %d", got, want)
 	}
-	if got, want := errCode(t, rec), "INTERNAL_ERROR"; got != want {
+	if got, want := errCode(t, rec), "SERVICE_UNAVAILABLE"; got != want {
 		t.Fatalf("error.code=%q, want %q", got, want)
+	}
+	if got := rec.Header().Get("Retry-After"); got != "1" {
+		t.Fatalf("Retry-After=%q, want 1", got)
 	}
 	rec = foundationRaw(e, "GET", "/livez", "", nil)
 	if got, want := rec.Code, http.StatusOK; got != want {

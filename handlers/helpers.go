@@ -89,15 +89,31 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		writeErrorCode(w, m.status, m.code, e.Message, e.Details)
 		return
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, context.Canceled) {
 		// Only a server shutting down cancels a request's work (see
 		// ServeHTTP): not a fault to page anyone about.
 		s.Log.Info("request canceled", "method", r.Method, "path", r.URL.Path, "err", err)
-		writeErrorCode(w, http.StatusServiceUnavailable, "INTERNAL_ERROR", "request canceled, try again", nil)
+		unavailable(w, "request canceled, try again")
+		return
+	}
+	if store.IsUnavailable(err) {
+		s.Log.Warn("database unavailable", "method", r.Method, "path", r.URL.Path, "err", err)
+		unavailable(w, "the database did not answer in time, try again")
 		return
 	}
 	s.Log.Error("internal error", "method", r.Method, "path", r.URL.Path, "err", err)
 	writeErrorCode(w, http.StatusInternalServerError, "INTERNAL_ERROR", "internal error", nil)
+}
+
+// retryAfter is the Retry-After of a 503: a database that hiccups is
+// usually back within a second or two.
+var retryAfter = []string{"1"}
+
+// unavailable answers 503 SERVICE_UNAVAILABLE: the request was fine and
+// may be sent again as it is.
+func unavailable(w http.ResponseWriter, msg string) {
+	w.Header()["Retry-After"] = retryAfter
+	writeErrorCode(w, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE", msg, nil)
 }
 
 func invalid(w http.ResponseWriter, msg string, details map[string]any) {

@@ -193,3 +193,71 @@ func TestValidationPathParameterNames(t *testing.T) {
 		})
 	}
 }
+
+// Text that is not UTF-8 names nothing the API stores, and PostgreSQL
+// refuses it with an encoding error: it is refused before any handler.
+func TestValidationRefusesInvalidUTF8(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct{ method, path, key, body, param string }{
+		{"GET", "/v1/apps/%d/users/%%FF%%FE", "admin", "", "userId"},
+		{"PUT", "/v1/apps/%d/users/u%%C3", "admin", `{"attributes":{}}`, "userId"},
+		{"GET", "/v1/apps/%d/events?userId=%%FF", "admin", "", "userId"},
+		{"GET", "/v1/apps/%d/events?limit=5&eventId=ok%%E2%%82", "admin", "", "eventId"},
+		{"GET", "/v1/apps/%d/events?%%FF=1", "admin", "", "\uFFFD"},
+	} {
+		t.Run(tc.method+tc.path, func(t *testing.T) {
+			var body any
+			if tc.body != "" {
+				body = tc.body
+			}
+			rec := e.do(tc.method, pathf(tc.path, e.App.ID), e.Admin, body)
+			var m struct {
+				Error struct {
+					Code    string         `json:"code"`
+					Message string         `json:"message"`
+					Details map[string]any `json:"details"`
+				} `json:"error"`
+			}
+			_ = json.Unmarshal(rec.Body.Bytes(), &m)
+			if rec.Code != http.StatusBadRequest || m.Error.Code != "INVALID_REQUEST" || m.Error.Details["param"] != tc.param ||
+				!strings.HasSuffix(m.Error.Message, tc.param+" must be valid UTF-8") {
+				t.Fatalf("status=%d body=%s, want 400 naming %s", rec.Code, rec.Body.String(), tc.param)
+			}
+		})
+	}
+	// Valid UTF-8 beyond ASCII, escaped or not, goes through.
+	for _, path := range []string{"/v1/apps/%d/events?userId=%%C3%%A9", "/v1/apps/%d/events?userId=é"} {
+		if rec := e.do("GET", pathf(path, e.App.ID), e.Admin, nil); rec.Code != http.StatusOK {
+			t.Fatalf("%s: status=%d body=%s, want 200", path, rec.Code, rec.Body.String())
+		}
+	}
+}
+
+// An offset can carry a campaign date past 9999 in UTC, which an RFC 3339
+// answer cannot write back.
+func TestValidationCampaignDateYears(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.mustContent("A", "published"), e.mustContent("B", "published")
+	variants := pathf(`[{"contentViewId":%d},{"contentViewId":%d}]`, a, b)
+	for _, tc := range []struct {
+		name, fields string
+		want         map[string]string // nil: accepted
+	}{
+		{"EndPast9999InUTC", `"endDate":"9999-12-31T23:59:59-14:00"`, map[string]string{"endDate": "must fall within the years 0000 to 9999 in UTC"}},
+		{"StartBeforeYear0InUTC", `"startDate":"0000-01-01T00:00:00+01:00"`, map[string]string{"startDate": "must fall within the years 0000 to 9999 in UTC"}},
+		{"LocalEndOf9999WestOfUTC", `"timezone":"Pacific/Pago_Pago","endDate":"9999-12-31T23:59:59"`, map[string]string{"endDate": "must fall within the years 0000 to 9999 in UTC"}},
+		{"LocalEndOf9999EastOfUTC", `"timezone":"Pacific/Kiritimati","endDate":"9999-12-31T23:59:59"`, nil},
+		{"LastMomentOf9999", `"endDate":"9999-12-31T23:59:59.999Z"`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := e.do("POST", pathf("/v1/apps/%d/campaigns", e.App.ID), e.Admin, `{"name":"Dates",`+tc.fields+`,"variants":`+variants+`}`)
+			if tc.want == nil {
+				if rec.Code != http.StatusCreated || !strings.Contains(rec.Body.String(), `"endDate":"9999-12-31T`) {
+					t.Fatalf("status=%d, want 201 with the date in 9999: %s", rec.Code, rec.Body.String())
+				}
+				return
+			}
+			validationFields(t, rec, rec.Body.Bytes(), tc.want)
+		})
+	}
+}

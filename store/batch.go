@@ -62,7 +62,12 @@ func newBatcher(db *DB) *batcher {
 // is retried alone, so one bad request never sinks its neighbours. An op
 // therefore keeps its side effects inside tx, or registers them with
 // tx.after to run after the commit.
-func (b *batcher) do(_ context.Context, op func(tx *Tx) error) error { // a queued write outlives its caller: see below
+//
+// A caller whose ctx reaches its deadline first (the database did not
+// answer within the request's time) gets ctx's error at once; its write
+// stays queued and may still commit, which retrying makes no worse: events
+// carry a logId and assignments are sticky.
+func (b *batcher) do(ctx context.Context, op func(tx *Tx) error) error {
 	r := reqPool.Get().(*batchReq)
 	r.op = op
 	b.mu.RLock()
@@ -72,12 +77,19 @@ func (b *batcher) do(_ context.Context, op func(tx *Tx) error) error { // a queu
 	}
 	b.ch <- r
 	b.mu.RUnlock()
-	// The request is queued and will be answered even if ctx ends: waiting
-	// for it keeps the pooled request from being reused while in flight.
-	err := <-r.err
-	r.op = nil
-	reqPool.Put(r)
-	return err
+	// Only a deadline ends the wait early: a request's context is never
+	// cancelled by the client going away (handlers.request), and a queued
+	// write is answered whatever becomes of its caller.
+	select {
+	case err := <-r.err:
+		r.op = nil
+		reqPool.Put(r)
+		return err
+	case <-ctx.Done():
+		// r is still the batcher's, which answers into its buffered
+		// channel later: it is left to the garbage collector, not reused.
+		return ctx.Err()
+	}
 }
 
 func (b *batcher) close() {
@@ -131,7 +143,10 @@ func (b *batcher) stats() (commits, ops int64) { return b.commits.Load(), b.ops.
 
 func (b *batcher) run(batch []*batchReq) {
 	defer b.db.observeBatch(len(batch))()
-	err := b.db.withTx(context.Background(), func(tx *Tx) error {
+	// A database that does not answer holds up no more than one timeout:
+	// its error answers the whole batch, which no retry alone would mend.
+	ctx, cancel := context.WithTimeout(context.Background(), b.db.timeout)
+	err := b.db.withTx(ctx, func(tx *Tx) error {
 		for _, r := range batch {
 			if err := r.op(tx); err != nil {
 				return err
@@ -139,9 +154,10 @@ func (b *batcher) run(batch []*batchReq) {
 		}
 		return nil
 	})
+	cancel()
 	b.commits.Add(1)
 	b.ops.Add(int64(len(batch)))
-	if err == nil || (len(batch) == 1 && !b.db.lostToConcurrent(err)) {
+	if err == nil || (len(batch) == 1 && !b.db.lostToConcurrent(err)) || IsUnavailable(err) {
 		for _, r := range batch {
 			r.err <- err
 		}
@@ -165,7 +181,9 @@ const maxConflictRetries = 8
 // from it, as it would have had it come second.
 func (b *batcher) alone(op func(tx *Tx) error) error {
 	for i := 0; ; i++ {
-		err := b.db.withTx(context.Background(), op)
+		ctx, cancel := context.WithTimeout(context.Background(), b.db.timeout)
+		err := b.db.withTx(ctx, op)
+		cancel()
 		if err == nil || i == maxConflictRetries || !b.db.lostToConcurrent(err) {
 			return err
 		}

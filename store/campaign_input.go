@@ -59,17 +59,23 @@ func parseDate(raw json.RawMessage, loc *time.Location) (*time.Time, bool, error
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return nil, true, errors.New("must be an ISO 8601 timestamp string")
 	}
-	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-		t = t.UTC()
-		return &t, true, nil
-	}
-	for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02"} {
-		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
-			t = t.UTC()
-			return &t, true, nil
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		for _, layout := range []string{"2006-01-02T15:04:05.999999999", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02"} {
+			if t, err = time.ParseInLocation(layout, s, loc); err == nil {
+				break
+			}
 		}
 	}
-	return nil, true, errors.New("must be an ISO 8601 timestamp")
+	if err != nil {
+		return nil, true, errors.New("must be an ISO 8601 timestamp")
+	}
+	// An offset can carry a date past year 9999 (or before 0000) in UTC,
+	// which the API's RFC 3339 answers could not write back.
+	if t = t.UTC(); t.Year() < 0 || t.Year() > 9999 {
+		return nil, true, errors.New("must fall within the years 0000 to 9999 in UTC")
+	}
+	return &t, true, nil
 }
 
 // campaignEdit is a validated change, ready to write.

@@ -34,9 +34,11 @@ import (
 // SQLITE_BUSY; on PostgreSQL the writer's group commit keeps one process's
 // writes in one order, as on SQLite, while readers run in parallel.
 type DB struct {
-	write *sql.DB
-	read  *sql.DB
-	path  string
+	// timeout bounds a request's database work (Options.Timeout).
+	timeout time.Duration
+	write   *sql.DB
+	read    *sql.DB
+	path    string
 
 	// Now is the clock every transaction reads; tests replace it.
 	Now func() time.Time
@@ -113,6 +115,10 @@ type Options struct {
 	CheckpointCommand func(path string, walLimit int64) *exec.Cmd
 	// Log receives what happens to the checkpointer process.
 	Log *slog.Logger
+	// Timeout bounds the database work of one request (and of one group
+	// commit); 0 means DefaultTimeout. On PostgreSQL it is also the
+	// sessions' statement_timeout and lock_timeout.
+	Timeout time.Duration
 
 	walLimit int64 // tests shrink it
 }
@@ -157,11 +163,17 @@ func (db *DB) MigrationsUpTo(v uint) (int, error) {
 }
 
 func open(ctx context.Context, target string, up bool, opts Options) (*DB, error) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
 	if IsPostgresURL(target) {
 		return openPostgres(ctx, target, up, opts)
 	}
 	return openSQLite(ctx, target, up, opts)
 }
+
+// Timeout is how long a request's database work may take (Options.Timeout).
+func (db *DB) Timeout() time.Duration { return db.timeout }
 
 // migrationsFS is the store's own migrations.
 func (db *DB) migrationsFS() fs.FS {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,13 +61,14 @@ func openPostgres(ctx context.Context, target string, up bool, opts Options) (*D
 		cc.ConnectTimeout = connectTimeout
 	}
 	pg := &pgStore{cfg: cc, where: fmt.Sprintf("%s:%d", cc.Host, cc.Port), log: opts.Log}
-	w := sql.OpenDB(rebindConnector{stdlib.GetConnector(*cc)})
+	wc, rc := sessionTimeouts(cc, opts.Timeout)
+	w := sql.OpenDB(rebindConnector{stdlib.GetConnector(*wc)})
 	// One writer connection, as on SQLite: the group commit gathers the
 	// hot writes into one transaction, and every write of this process
 	// keeps one order.
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
-	r := sql.OpenDB(rebindConnector{stdlib.GetConnector(*cc)})
+	r := sql.OpenDB(rebindConnector{stdlib.GetConnector(*rc)})
 	n := int(pcfg.MaxConns)
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
@@ -78,7 +80,7 @@ func openPostgres(ctx context.Context, target string, up bool, opts Options) (*D
 		r.Close()
 		return nil, fmt.Errorf("postgres at %s: %w", pg.where, err)
 	}
-	db := &DB{write: w, read: r, path: target, Now: time.Now, lockWait: writeLockWait, pg: pg, dia: &postgresDialect}
+	db := &DB{write: w, read: r, path: target, Now: time.Now, lockWait: writeLockWait, timeout: opts.Timeout, pg: pg, dia: &postgresDialect}
 	// pgx keeps each connection's statements prepared by itself.
 	db.wstmts, db.rstmts = newStmtCache(w, false), newStmtCache(r, false)
 	db.wstmts.off, db.rstmts.off = true, true
@@ -222,4 +224,48 @@ func Redacted(target string) string {
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
+}
+
+// pgUnavailable reports PostgreSQL's errors that say "not now" rather
+// than "no": a connection that could not be made or was lost (class 08),
+// a server shutting down or starting (57P01–57P03), too many connections
+// (53300), and a statement or lock wait that outlasted statement_timeout
+// or lock_timeout (57014, 55P03).
+func pgUnavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	// SafeToRetry: pgx sent nothing, as on a connection already closed.
+	if errors.As(err, &ce) || pgconn.Timeout(err) || pgconn.SafeToRetry(err) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	switch pe.Code {
+	case "57P01", "57P02", "57P03", "53300", "57014", "55P03":
+		return true
+	}
+	return len(pe.Code) == 5 && pe.Code[:2] == "08"
+}
+
+// sessionTimeouts returns the writer's and the readers' connection
+// settings with the server's own bounds, unless the URL sets them: no
+// session waits on a lock longer than timeout (lock_timeout), and no
+// statement of the writer runs longer (statement_timeout), so a stuck
+// write never holds its row locks, or the one writer, past a request's
+// time. Readers get no statement_timeout: an export streams its rows for
+// as long as the client reads them, and a request's reads are bounded by
+// its own deadline, which cancels them.
+func sessionTimeouts(cc *pgx.ConnConfig, timeout time.Duration) (w, r *pgx.ConnConfig) {
+	ms := strconv.FormatInt(timeout.Milliseconds(), 10)
+	w, r = cc.Copy(), cc.Copy()
+	for _, c := range []*pgx.ConnConfig{w, r} {
+		if _, ok := c.RuntimeParams["lock_timeout"]; !ok {
+			c.RuntimeParams["lock_timeout"] = ms
+		}
+	}
+	if _, ok := w.RuntimeParams["statement_timeout"]; !ok {
+		w.RuntimeParams["statement_timeout"] = ms
+	}
+	return w, r
 }

@@ -105,7 +105,7 @@ func openSQLite(ctx context.Context, path string, up bool, opts Options) (*DB, e
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
 
-	db := &DB{write: w, read: r, path: path, Now: time.Now, lockWait: writeLockWait, dia: &sqliteDialect}
+	db := &DB{write: w, read: r, path: path, Now: time.Now, lockWait: writeLockWait, timeout: opts.Timeout, dia: &sqliteDialect}
 	db.wstmts, db.rstmts = newStmtCache(w, true), newStmtCache(r, false)
 	db.wstmts.dia, db.rstmts.dia = db.dia, db.dia
 	// The group commit's multi-row inserts are prepared while the writer is

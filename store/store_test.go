@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"database/sql"
+	"database/sql/driver"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"service/internal/pgtest"
 	"service/jsonjs"
@@ -642,6 +648,35 @@ func TestKeyHashIsSHA256(t *testing.T) {
 		s := strings.Repeat("k", n)
 		if got, want := keyHash(s), sha256.Sum256([]byte(s)); got != want {
 			t.Errorf("keyHash of %d bytes = %x, want %x", n, got, want)
+		}
+	}
+}
+
+func TestIsUnavailable(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"deadline", fmt.Errorf("wrapped: %w", context.DeadlineExceeded), true},
+		{"bad conn", driver.ErrBadConn, true},
+		{"conn done", sql.ErrConnDone, true},
+		{"refused", &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}, true},
+		{"connection lost", &pgconn.PgError{Code: "08006"}, true},
+		{"admin shutdown", &pgconn.PgError{Code: "57P01"}, true},
+		{"starting up", &pgconn.PgError{Code: "57P03"}, true},
+		{"too many connections", &pgconn.PgError{Code: "53300"}, true},
+		{"statement_timeout", &pgconn.PgError{Code: "57014"}, true},
+		{"lock_timeout", &pgconn.PgError{Code: "55P03"}, true},
+		{"unique violation", &pgconn.PgError{Code: "23505"}, false},
+		{"syntax error", &pgconn.PgError{Code: "42601"}, false},
+		{"client error", Errorf(EINVALID, "bad"), false},
+		{"not found", sql.ErrNoRows, false},
+		{"canceled", context.Canceled, false},
+		{"nil", nil, false},
+	} {
+		if got := IsUnavailable(c.err); got != c.want {
+			t.Errorf("%s: IsUnavailable(%v) = %v, want %v", c.name, c.err, got, c.want)
 		}
 	}
 }

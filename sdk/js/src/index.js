@@ -312,7 +312,7 @@ class Client {
 
   /**
    * _request sends one API request and answers its JSON. It retries
-   * network errors, 5xx and 429 (after Retry-After) up to `retries` times
+   * network errors, 5xx and 429 (429 and 503 after Retry-After) up to `retries` times
    * with backoff; other 4xx answers fail at once.
    */
   async _request(method, path, body, { retries = 2, keepalive = false } = {}) {
@@ -376,7 +376,9 @@ class Client {
     try { data = text ? JSON.parse(text) : null; } catch { /* not JSON: handled below */ }
     if (res.ok) return data;
     const env = data && data.error ? data.error : {};
-    const retryAfter = res.status === 429 ? parseRetryAfter(res.headers?.get?.('Retry-After')) : undefined;
+    // 429 (rate limit) and 503 (the database did not answer in time) say
+    // when to come back.
+    const retryAfter = res.status === 429 || res.status === 503 ? parseRetryAfter(res.headers?.get?.('Retry-After')) : undefined;
     throw new ServiceError(env.code || `HTTP_${res.status}`, env.message || `${method} ${path}: HTTP ${res.status}`,
       { status: res.status, details: env.details, retryAfter });
   }

@@ -188,6 +188,19 @@ test('429 waits for Retry-After before the next attempt', async () => {
   await c.close();
 });
 
+test('503 SERVICE_UNAVAILABLE waits for Retry-After before the next attempt, within the flush', async () => {
+  const f = fakeFetch((req, n) => (n === 0
+    ? json(503, { error: { code: 'SERVICE_UNAVAILABLE', message: 'the database did not answer in time, try again', details: {} } }, { 'Retry-After': '1' })
+    : batchOK(req)));
+  const c = client(f, { retryMax: 5000 });
+  await c.track('a');
+  assert.deepEqual(await c.flush(), { sent: 1, dropped: 0, pending: 0 });
+  assert.equal(f.calls.length, 2);
+  assert.ok(f.calls[1].at - f.calls[0].at >= 990, `retried after ${f.calls[1].at - f.calls[0].at} ms`);
+  assert.equal(f.calls[0].body.events[0].logId, f.calls[1].body.events[0].logId, 'the retry sent another logId');
+  await c.close();
+});
+
 test('getVariant retries a 429 after Retry-After, and fails at once when it is longer than retryMax', async () => {
   const f = fakeFetch((req, n) => (n === 0 ? json(429, { error: { code: 'RATE_LIMIT_EXCEEDED', message: 'r', details: {} } }, { 'Retry-After': '0' }) : json(200, variantAnswer())));
   const c = client(f);
