@@ -76,10 +76,11 @@ CREATE TABLE campaigns (
     updated_at      INTEGER NOT NULL
 , stats_engine TEXT NOT NULL DEFAULT 'frequentist'
     CHECK (stats_engine IN ('frequentist','sequential','bayesian')), namespace_id TEXT, namespace_start REAL, namespace_end REAL, cuped_lookback_days INTEGER NOT NULL DEFAULT 14
-    CHECK (cuped_lookback_days BETWEEN 0 AND 90));
+    CHECK (cuped_lookback_days BETWEEN 0 AND 90), key TEXT);
 CREATE INDEX campaigns_app ON campaigns(app_id, status, id);
 CREATE INDEX campaigns_status ON campaigns(status, start_at, end_at);
 CREATE INDEX campaigns_namespace ON campaigns(app_id, namespace_id) WHERE namespace_id IS NOT NULL;
+CREATE UNIQUE INDEX campaigns_app_key ON campaigns(app_id, key);
 
 CREATE TABLE campaign_variants (
     id                 INTEGER PRIMARY KEY AUTOINCREMENT,

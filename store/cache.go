@@ -64,10 +64,21 @@ type campaignCache struct {
 	gen    uint64
 	byID   map[int64]*liveCampaign
 	active map[int64][]*liveCampaign // app -> active campaigns, by id
+	byKey  map[keyRef]int64          // (app, key) -> campaign id
 }
 
 func newCampaignCache() *campaignCache {
-	return &campaignCache{byID: map[int64]*liveCampaign{}, active: map[int64][]*liveCampaign{}}
+	return &campaignCache{byID: map[int64]*liveCampaign{}, active: map[int64][]*liveCampaign{}, byKey: map[keyRef]int64{}}
+}
+
+func (c *campaignCache) getKey(gen uint64, k keyRef) (int64, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.gen != gen {
+		return 0, false
+	}
+	id, ok := c.byKey[k]
+	return id, ok
 }
 
 func (c *campaignCache) get(gen uint64, id int64) (*liveCampaign, bool) {
@@ -99,6 +110,7 @@ func (c *campaignCache) put(gen uint64, fn func()) {
 		c.gen = gen
 		c.byID = map[int64]*liveCampaign{}
 		c.active = map[int64][]*liveCampaign{}
+		c.byKey = map[keyRef]int64{}
 	}
 	if c.gen == gen {
 		fn()

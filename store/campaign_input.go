@@ -22,6 +22,7 @@ import (
 // an explicit null (target everyone) differs from leaving it out.
 type CampaignInput struct {
 	Name           *string         `json:"name"`
+	Key            *string         `json:"key"`
 	Description    *string         `json:"description"`
 	Status         *string         `json:"status"`
 	StartDate      json.RawMessage `json:"startDate"`
@@ -81,6 +82,7 @@ func parseDate(raw json.RawMessage, loc *time.Location) (*time.Time, bool, error
 // campaignEdit is a validated change, ready to write.
 type campaignEdit struct {
 	name, description *string
+	key               *string
 	status            *string
 	start, end        *time.Time
 	setStart, setEnd  bool
@@ -152,6 +154,13 @@ func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campa
 		} else {
 			n := strings.TrimSpace(*in.Name)
 			ed.name = &n
+		}
+	}
+	if in.Key != nil {
+		if !ValidCampaignKey(*in.Key) {
+			fe.Add("key", campaignKeyRule)
+		} else {
+			ed.key = in.Key
 		}
 	}
 	if in.Description != nil && len(*in.Description) > 5000 {
@@ -359,6 +368,9 @@ func refusedField(status string, ed *campaignEdit) string {
 		set  bool
 	}{
 		{"variants", ed.setVariants},
+		// Code and OpenFeature providers ask for the campaign by its key:
+		// renaming it under running users would send them the default.
+		{"key", ed.key != nil},
 		{"goalEventId", ed.setGoal},
 		{"audienceId", ed.setAudience},
 		{"assignmentType", ed.assignment != nil},

@@ -34,9 +34,12 @@ const (
 
 // Campaign is a time-bound A/B test over content blocks.
 type Campaign struct {
-	ID             int64   `json:"id"`
-	AppID          int64   `json:"appId"`
-	Name           string  `json:"name"`
+	ID    int64  `json:"id"`
+	AppID int64  `json:"appId"`
+	Name  string `json:"name"`
+	// Key names the campaign in code and in OpenFeature: unique in the
+	// app, changeable while a draft.
+	Key            string  `json:"key"`
 	Description    string  `json:"description"`
 	Status         string  `json:"status"`
 	StartDate      *Time   `json:"startDate"`
@@ -116,7 +119,7 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 	// No early return on fe: the references are checked too, so the answer
 	// names every bad field at once.
 	var id int64
-	err := db.withTx(ctx, func(tx *Tx) error {
+	err := db.withTxRetry(ctx, func(tx *Tx) (err error) {
 		if err := tx.checkRefs(appID, ed, fe); err != nil {
 			return err
 		}
@@ -142,10 +145,21 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 		// A draft may plan a range that a running campaign holds: it only
 		// cannot start while the range is held (see move).
 		nsID, nsStart, nsEnd := namespaceArgs(ed.namespace)
-		newID, err := tx.insertID(`INSERT INTO campaigns (app_id, name, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine,
+		var key string
+		if ed.key != nil {
+			if taken, err := tx.campaignKeyTaken(appID, *ed.key, 0); err != nil {
+				return err
+			} else if taken {
+				return keyTakenError(*ed.key)
+			}
+			key = *ed.key
+		} else if key, err = tx.freeCampaignKey(appID, CampaignKeySlug(*ed.name)); err != nil {
+			return err
+		}
+		newID, err := tx.insertID(`INSERT INTO campaigns (app_id, name, key, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine,
 				namespace_id, namespace_start, namespace_end, cuped_lookback_days, created_by, created_at, updated_at)
-			VALUES (?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			appID, *ed.name, desc, msPtr(ed.start), msPtr(ed.end), tz, ed.goal, ed.audience, assignment, engine,
+			VALUES (?, ?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			appID, *ed.name, key, desc, msPtr(ed.start), msPtr(ed.end), tz, ed.goal, ed.audience, assignment, engine,
 			nsID, nsStart, nsEnd, cuped, nullID(createdBy), ms(tx.now), ms(tx.now))
 		if err != nil {
 			return err
@@ -178,7 +192,7 @@ func (tx *Tx) insertVariants(campaignID int64, vs []VariantInput) error {
 	return nil
 }
 
-const campaignColumns = `id, app_id, name, description, status, archived_from, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine,
+const campaignColumns = `id, app_id, name, key, description, status, archived_from, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine,
 	namespace_id, namespace_start, namespace_end, cuped_lookback_days, created_by, created_at, updated_at`
 
 // namespaceArgs are the column values of a namespace, NULL for none.
@@ -199,14 +213,15 @@ func scanNamespace(id sql.NullString, start, end sql.NullFloat64) *Namespace {
 
 func scanCampaign(row scanner) (*Campaign, error) {
 	c := &Campaign{}
-	var archivedFrom, goal, nsID sql.NullString
+	var archivedFrom, goal, nsID, key sql.NullString
 	var nsStart, nsEnd sql.NullFloat64
 	var start, end, audience, createdBy sql.NullInt64
 	var created, updated int64
-	if err := row.Scan(&c.ID, &c.AppID, &c.Name, &c.Description, &c.Status, &archivedFrom, &start, &end, &c.Timezone,
+	if err := row.Scan(&c.ID, &c.AppID, &c.Name, &key, &c.Description, &c.Status, &archivedFrom, &start, &end, &c.Timezone,
 		&goal, &audience, &c.AssignmentType, &c.StatsEngine, &nsID, &nsStart, &nsEnd, &c.CupedLookbackDays, &createdBy, &created, &updated); err != nil {
 		return nil, err
 	}
+	c.Key = key.String
 	c.Namespace = scanNamespace(nsID, nsStart, nsEnd)
 	c.archivedFrom = archivedFrom.String
 	c.StartDate, c.EndDate = TimePtr(nullMS(start)), TimePtr(nullMS(end))
@@ -341,13 +356,16 @@ func (db *DB) findCampaigns(ctx context.Context, appID int64, status, name strin
 // UpdateCampaign applies a partial update, and a move when status is given,
 // in one transaction. What may change depends on the state.
 func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignInput) (*Campaign, error) {
-	err := db.withTx(ctx, func(tx *Tx) error {
+	err := db.withTxRetry(ctx, func(tx *Tx) error {
 		cur, err := findCampaign(tx.conn, appID, id)
 		if err != nil {
 			return err
 		}
 		fe := FieldErrors{}
 		ed := in.validate(false, cur.Timezone, fe)
+		if ed.key != nil && *ed.key == cur.Key {
+			ed.key = nil // the same key again changes nothing, in any state
+		}
 		// The state's refusal comes first: no value of a refused field is
 		// acceptable, so its validation errors would only mislead.
 		if f := refusedField(cur.Status, ed); f != "" {
@@ -384,6 +402,14 @@ func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignIn
 		add := func(col string, v any) { set = append(set, col+" = ?"); args = append(args, v) }
 		if ed.name != nil {
 			add("name", *ed.name)
+		}
+		if ed.key != nil {
+			if taken, err := tx.campaignKeyTaken(appID, *ed.key, id); err != nil {
+				return err
+			} else if taken {
+				return keyTakenError(*ed.key)
+			}
+			add("key", *ed.key)
 		}
 		if ed.description != nil {
 			add("description", *ed.description)
@@ -560,6 +586,7 @@ func nullID(id int64) any {
 // settings and variants, not its counters.
 type campaignFields struct {
 	Name           string          `json:"name"`
+	Key            string          `json:"key"`
 	Description    string          `json:"description"`
 	Status         string          `json:"status"`
 	StartDate      *Time           `json:"startDate"`
@@ -580,7 +607,7 @@ type variantFields struct {
 }
 
 func campaignSnapshot(c *Campaign) *campaignFields {
-	f := &campaignFields{Name: c.Name, Description: c.Description, Status: c.Status, StartDate: c.StartDate, EndDate: c.EndDate,
+	f := &campaignFields{Name: c.Name, Key: c.Key, Description: c.Description, Status: c.Status, StartDate: c.StartDate, EndDate: c.EndDate,
 		Timezone: c.Timezone, GoalEventID: c.GoalEventID, AudienceID: c.AudienceID, AssignmentType: c.AssignmentType,
 		StatsEngine: c.StatsEngine, Variants: make([]variantFields, len(c.Variants))}
 	for i, v := range c.Variants {

@@ -233,14 +233,21 @@ func (db *DB) Migrate(ctx context.Context, steps int) error {
 	} else {
 		err = m.Steps(steps)
 	}
-	if errors.Is(err, migrate.ErrNoChange) {
-		return nil
-	}
-	if err != nil {
+	if err != nil && !errors.Is(err, migrate.ErrNoChange) {
 		return fmt.Errorf("migrate: %w", err)
+	}
+	// The migrations are SQL files; what SQL cannot say well runs here,
+	// once the schema has what it needs.
+	if v, _, err := m.Version(); err == nil && v >= campaignKeysVersion {
+		if err := db.backfillCampaignKeys(ctx); err != nil {
+			return fmt.Errorf("migrate: campaign keys: %w", err)
+		}
 	}
 	return nil
 }
+
+// campaignKeysVersion is the migration that adds campaign keys.
+const campaignKeysVersion = 17
 
 // Version reports the schema version and whether a migration failed midway.
 func (db *DB) Version() (uint, bool, error) {

@@ -172,6 +172,7 @@ CREATE TABLE public.campaigns (
     namespace_start double precision,
     namespace_end double precision,
     cuped_lookback_days bigint DEFAULT 14 NOT NULL,
+    key text,
     CONSTRAINT campaigns_cuped_lookback_days_check CHECK (((cuped_lookback_days >= 0) AND (cuped_lookback_days <= 90))),
     CONSTRAINT campaigns_stats_engine_check CHECK ((stats_engine = ANY (ARRAY['frequentist'::text, 'sequential'::text, 'bayesian'::text])))
 );
@@ -494,6 +495,8 @@ CREATE INDEX campaign_variants_campaign ON public.campaign_variants USING btree 
 CREATE INDEX campaign_variants_content ON public.campaign_variants USING btree (content_view_id);
 
 CREATE INDEX campaigns_app ON public.campaigns USING btree (app_id, status, id);
+
+CREATE UNIQUE INDEX campaigns_app_key ON public.campaigns USING btree (app_id, key);
 
 CREATE INDEX campaigns_namespace ON public.campaigns USING btree (app_id, namespace_id) WHERE (namespace_id IS NOT NULL);
 

@@ -1,0 +1,2 @@
+DROP INDEX campaigns_app_key;
+ALTER TABLE campaigns DROP COLUMN key;
