@@ -25,15 +25,15 @@ type auditCase struct {
 // with the reason. Every other mutating route of the document must have an
 // auditCase.
 var notAudited = map[Route]string{
-	{"POST", "/apps-external/:appId/campaigns/:campaignId/variant"}: "SDK: an end user's assignment",
-	{"POST", "/apps-external/:appId/variants"}:                      "SDK: an end user's assignments",
-	{"POST", "/apps-external/:appId/identify"}:                      "SDK: an end user's profile",
-	{"POST", "/apps-external/:appId/submit-form"}:                   "SDK: an end user's form submission",
-	{"POST", "/content/submit-form"}:                                "SDK: an end user's form submission",
-	{"POST", "/apps/:appId/events"}:                                 "end users' events, not configuration",
-	{"POST", "/apps/:appId/events/batch"}:                           "end users' events, not configuration",
-	{"PUT", "/apps/:appId/users/:userId"}:                           "an end user's profile, not configuration; the log would keep personal data past --retention",
-	{"POST", "/audiences/:id/check"}:                                "reads only: whether a user matches",
+	{"POST", "/apps-external/:appId/campaigns/:campaignIdOrKey/variant"}: "SDK: an end user's assignment",
+	{"POST", "/apps-external/:appId/variants"}:                           "SDK: an end user's assignments",
+	{"POST", "/apps-external/:appId/identify"}:                           "SDK: an end user's profile",
+	{"POST", "/apps-external/:appId/submit-form"}:                        "SDK: an end user's form submission",
+	{"POST", "/content/submit-form"}:                                     "SDK: an end user's form submission",
+	{"POST", "/apps/:appId/events"}:                                      "end users' events, not configuration",
+	{"POST", "/apps/:appId/events/batch"}:                                "end users' events, not configuration",
+	{"PUT", "/apps/:appId/users/:userId"}:                                "an end user's profile, not configuration; the log would keep personal data past --retention",
+	{"POST", "/audiences/:id/check"}:                                     "reads only: whether a user matches",
 }
 
 func auditCampaign(e *testEnv, status string) int64 {

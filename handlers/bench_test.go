@@ -56,6 +56,19 @@ func BenchmarkVariantReturning(b *testing.B) {
 			i++
 		}
 	})
+	// By key: the key is looked up in memory, without a read.
+	byKey := pathf("/v1/apps-external/%d/campaigns/spring-sale/variant", e.App.ID)
+	b.Run("SerialByKey", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			rec := benchServe(e.Srv, byKey, auth, bodies[i%users])
+			if rec.Code != http.StatusOK || !strings.HasSuffix(rec.Body.String(), `"impressionRecorded":false}`) {
+				b.Fatalf("%d %s", rec.Code, rec.Body.String())
+			}
+			i++
+		}
+	})
 	b.Run("Parallel", func(b *testing.B) {
 		b.ReportAllocs()
 		var next atomic.Int64

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"errors"
 	"net/http"
+	"strconv"
 	"sync"
 
 	"service/store"
@@ -105,7 +107,7 @@ func (s *Server) decodeVariantRequest(w http.ResponseWriter, r *http.Request, re
 }
 
 func (s *Server) handleVariant(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r, "campaignId")
+	id, ok := s.campaignIDOrKey(w, r)
 	if !ok {
 		return
 	}
@@ -138,6 +140,28 @@ func (s *Server) handleVariants(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeRaw(w, http.StatusOK, b)
+}
+
+// campaignIDOrKey reads the variant route's campaign: a number is an id,
+// as it always was (and costs nothing more); anything else is a key of the
+// key's app, looked up in memory after its first use.
+func (s *Server) campaignIDOrKey(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	const name = "campaignIdOrKey"
+	raw := param(r, name)
+	id, err := strconv.ParseInt(raw, 10, 64)
+	if err == nil || errors.Is(err, strconv.ErrRange) {
+		if err != nil || id < 1 {
+			invalid(w, "path parameter "+name+" must be a positive integer or a campaign key", map[string]any{"param": name})
+			return 0, false
+		}
+		return id, true
+	}
+	id, err = s.DB.CampaignIDByKey(r.Context(), appID(r), raw)
+	if err != nil {
+		s.writeError(w, r, err)
+		return 0, false
+	}
+	return id, true
 }
 
 // writeRaw writes an already encoded JSON body.

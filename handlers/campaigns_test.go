@@ -1118,7 +1118,10 @@ func TestCampaignVariantOtherApp(t *testing.T) {
 	}{
 		{pathf("/v1/apps-external/%d/campaigns/%d/variant", e.App.ID, theirs), http.StatusNotFound},
 		{pathf("/v1/apps-external/%d/campaigns/%d/variant", e.App.ID, 99999), http.StatusNotFound},
-		{pathf("/v1/apps-external/%d/campaigns/abc/variant", e.App.ID), http.StatusBadRequest},
+		{pathf("/v1/apps-external/%d/campaigns/abc/variant", e.App.ID), http.StatusNotFound},
+		{pathf("/v1/apps-external/%d/campaigns/spring-sale/variant", e.App.ID), http.StatusNotFound}, // their key, not ours
+		{pathf("/v1/apps-external/%d/campaigns/0/variant", e.App.ID), http.StatusBadRequest},
+		{pathf("/v1/apps-external/%d/campaigns/99999999999999999999/variant", e.App.ID), http.StatusBadRequest},
 		{pathf("/v1/apps-external/%d/campaigns/%d/variant", other.ID, theirs), http.StatusForbidden},
 	} {
 		rec := e.do("POST", tc.path, e.Cli, map[string]any{"userId": "u"})

@@ -148,7 +148,7 @@ func (s *Server) routes() *httprouter.Router {
 	add("GET", "/apps/:appId/namespaces", manage, s.handleNamespaceList)
 
 	// Assignment: the SDK's variant requests.
-	add("POST", "/apps-external/:appId/campaigns/:campaignId/variant", sdk, s.handleVariant)
+	add("POST", "/apps-external/:appId/campaigns/:campaignIdOrKey/variant", sdk, s.handleVariant)
 	add("POST", "/apps-external/:appId/variants", sdk, s.handleVariants)
 
 	// Content blocks. Publish, archive and unpublish are PATCH with a status.

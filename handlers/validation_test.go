@@ -171,7 +171,6 @@ func TestValidationPathParameterNames(t *testing.T) {
 		{"POST", "/v1/webhooks/abc/rotate-secret", "webhookId"},
 		{"GET", "/v1/webhooks/1/deliveries/abc", "deliveryId"},
 		{"POST", "/v1/webhooks/1/deliveries/abc/redeliver", "deliveryId"},
-		{"POST", pathf("/v1/apps-external/%d/campaigns/abc/variant", e.App.ID), "campaignId"},
 	} {
 		t.Run(tc.method+tc.path, func(t *testing.T) {
 			var body any
