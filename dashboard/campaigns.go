@@ -31,6 +31,9 @@ var commonZones = []string{"UTC", "Europe/London", "Europe/Berlin", "Europe/Pari
 // the input they concern.
 type campaignForm struct {
 	Name, Description string
+	// Key is the campaign's key; left empty on a new campaign, the store
+	// makes it from the name.
+	Key               string
 	Start, End        string
 	Timezone          string
 	Goal              string
@@ -68,7 +71,7 @@ func localDate(t *store.Time, tz string) string {
 }
 
 func formFromCampaign(c *store.Campaign) campaignForm {
-	f := campaignForm{Name: c.Name, Description: c.Description, Timezone: c.Timezone, Assignment: c.AssignmentType, Engine: c.StatsEngine,
+	f := campaignForm{Name: c.Name, Key: c.Key, Description: c.Description, Timezone: c.Timezone, Assignment: c.AssignmentType, Engine: c.StatsEngine,
 		Start: localDate(c.StartDate, c.Timezone), End: localDate(c.EndDate, c.Timezone)}
 	f.endUnchanged = f.End
 	if ns := c.Namespace; ns != nil {
@@ -93,7 +96,7 @@ func formFromCampaign(c *store.Campaign) campaignForm {
 
 func readCampaignForm(r *req) campaignForm {
 	p := r.PostForm
-	f := campaignForm{Name: p.Get("name"), Description: p.Get("description"), Start: strings.TrimSpace(p.Get("startDate")),
+	f := campaignForm{Name: p.Get("name"), Key: strings.TrimSpace(p.Get("key")), Description: p.Get("description"), Start: strings.TrimSpace(p.Get("startDate")),
 		End: strings.TrimSpace(p.Get("endDate")), Timezone: strings.TrimSpace(p.Get("timezone")), Goal: strings.TrimSpace(p.Get("goalEventId")),
 		Audience: p.Get("audienceId"), Assignment: p.Get("assignmentType"), Engine: p.Get("statsEngine"),
 		NSID: p.Get("namespaceId"), NSStart: strings.TrimSpace(p.Get("namespaceStart")), NSEnd: strings.TrimSpace(p.Get("namespaceEnd")),
@@ -117,7 +120,7 @@ func editable(status string) map[string]bool {
 	case "", store.CampaignDraft:
 		return map[string]bool{"name": true, "description": true, "startDate": true, "endDate": true, "timezone": true,
 			"goalEventId": true, "audienceId": true, "assignmentType": true, "statsEngine": true, "variants": true,
-			"namespace": true, "cupedLookbackDays": true}
+			"namespace": true, "cupedLookbackDays": true, "key": true}
 	case store.CampaignActive, store.CampaignPaused:
 		return map[string]bool{"name": true, "description": true, "endDate": true}
 	}
@@ -142,6 +145,11 @@ func (f *campaignForm) input(status string, errs map[string]string) store.Campai
 			return null
 		}
 		return jsonString(s)
+	}
+	// A key left empty is not sent: a new campaign's is made from its name.
+	if can["key"] && f.Key != "" {
+		k := f.Key
+		in.Key = &k
 	}
 	if can["timezone"] {
 		tz := f.Timezone
@@ -428,6 +436,7 @@ func (d *Dashboard) saveCampaign(w http.ResponseWriter, r *req, c *store.Campaig
 			f.Variants, f.Control, f.Goal, f.Audience = stored.Variants, stored.Control, stored.Goal, stored.Audience
 			f.Assignment, f.Timezone, f.Start, f.Engine = stored.Assignment, stored.Timezone, stored.Start, stored.Engine
 			f.NSID, f.NSStart, f.NSEnd, f.Cuped = stored.NSID, stored.NSStart, stored.NSEnd, stored.Cuped
+			f.Key = stored.Key
 		}
 	}
 	action := r.PostFormValue("action")
