@@ -111,6 +111,21 @@ function invalidArgument(message) {
   return new ServiceError('INVALID_ARGUMENT', message);
 }
 
+// A campaign key as the service accepts it: 1 to 64 characters of a-z,
+// 0-9, _, . and -, starting with a letter or digit, and not only digits.
+const campaignKeyPattern = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+
+/** campaignRef reads getVariant's campaign: a positive integer id, or a key. */
+function campaignRef(campaign) {
+  if (typeof campaign === 'string' && !/^[0-9]+$/.test(campaign)) {
+    if (campaignKeyPattern.test(campaign)) return campaign;
+    throw invalidArgument('getVariant: campaign must be a positive integer id or a campaign key');
+  }
+  const cid = Number(campaign);
+  if (!Number.isInteger(cid) || cid < 1) throw invalidArgument('getVariant: campaign must be a positive integer id or a campaign key');
+  return cid;
+}
+
 const defaults = {
   baseUrl: 'http://localhost:8080/v1',
   environment: 'production',
@@ -396,17 +411,20 @@ class Client {
   }
 
   /**
-   * getVariant answers the user's variant in a campaign. A repeat call for
+   * getVariant answers the user's variant in a campaign, named by its id
+   * or by its key. A repeat call for
    * the same user and campaign in this session answers from memory without
    * a request; a failed request answers the stored variant when there is
    * one, and rejects with a ServiceError when there is none.
    */
-  async getVariant(campaignId, opts = {}) {
-    const cid = Number(campaignId);
-    if (!Number.isInteger(cid) || cid < 1) throw invalidArgument('getVariant: campaignId must be a positive integer');
+  async getVariant(campaign, opts = {}) {
+    const cid = campaignRef(campaign);
     opts = opts || {};
     const { userId, sessionId, userKey } = await this._user(opts);
-    const k = `${userKey}|${cid}`;
+    // A key is remembered apart from ids ("k:" cannot start an id), so the
+    // same campaign asked for both ways costs one request more, never a
+    // wrong answer.
+    const k = typeof cid === 'number' ? `${userKey}|${cid}` : `${userKey}|k:${cid}`;
     if (this._variants.has(k)) return this._variants.get(k);
     if (this._inflight.has(k)) return this._inflight.get(k);
     const p = (async () => {

@@ -262,7 +262,8 @@ export interface Client {
   /** The session id in use, once the client has loaded it (after the first call). */
   readonly sessionId: string | null;
   readonly queueSize: number;
-  getVariant(campaignId: number, options?: VariantOptions): Promise<VariantAnswer>;
+  /** The user's variant in a campaign, named by its id or by its key (such as "hero-test"). */
+  getVariant(campaign: number | string, options?: VariantOptions): Promise<VariantAnswer>;
   getVariants(options?: VariantOptions): Promise<VariantList>;
   identify(userId: string, attributes?: Record<string, unknown>): Promise<Profile>;
   track(eventId: string, options?: TrackOptions): Promise<TrackResult>;

@@ -58,6 +58,20 @@ test('a variant is answered, kept, and served from memory on a repeat call', asy
   await offline.close();
 });
 
+test("getVariant by the campaign's key answers what its id answers", async () => {
+  const { key } = await svc.admin('GET', `/campaigns/${svc.seed.campaignId}`);
+  assert.match(key, /^[a-z0-9][a-z0-9_.-]*$/);
+  const c = sdk();
+  const byKey = await c.getVariant(key, { userId: 'it-key-user' });
+  const byID = await c.getVariant(svc.seed.campaignId, { userId: 'it-key-user' });
+  assert.equal(byKey.campaignId, svc.seed.campaignId);
+  assert.equal(byKey.variantId, byID.variantId);
+  assert.equal(byKey.impressionRecorded, true);
+  assert.equal(byID.impressionRecorded, false);
+  await assert.rejects(c.getVariant('no-such-campaign', { userId: 'it-key-user' }), (e) => e instanceof ServiceError && e.status === 404);
+  await c.close();
+});
+
 test('getVariants, identify and getContent reach the service', async () => {
   const c = sdk();
   const all = await c.getVariants({ userId: 'it-user-2' });

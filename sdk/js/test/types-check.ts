@@ -19,6 +19,8 @@ async function example(el: HTMLElement): Promise<void> {
   createClient({ key: 'k', appId: 1, fetch: (url, init) => fetch(url, init) });
   const base: string = client.baseUrl;
   const v: VariantAnswer = await client.getVariant(1, { userId: 'u1', sessionId: 's1', attributes: { plan: 'pro' } });
+  const byKey: VariantAnswer = await client.getVariant('hero-test', { userId: 'u1' });
+  void byKey;
   if (v.variantId !== null) {
     const name: string = v.variantName;
     const recorded: boolean = v.impressionRecorded;

@@ -44,6 +44,22 @@ test('getVariant asks once per user and campaign, then answers from memory', asy
   await c.close();
 });
 
+test('getVariant takes a campaign key where it takes an id, and refuses anything else', async () => {
+  const f = fakeFetch(() => json(200, variantAnswer(7)));
+  const c = client(f);
+  await c.getVariant('hero-test', { userId: 'u1' });
+  assert.equal(f.calls[0].path, '/v1/apps-external/1/campaigns/hero-test/variant');
+  await c.getVariant('hero-test', { userId: 'u1' });
+  assert.equal(f.calls.length, 1, 'repeat call by key made a request');
+  await c.getVariant('7', { userId: 'u1' });
+  assert.equal(f.calls[1].path, '/v1/apps-external/1/campaigns/7/variant');
+  for (const bad of ['Hero', 'a b', '-a', '', 'x'.repeat(65), 0, -1, 1.5, null, {}]) {
+    await assert.rejects(c.getVariant(bad, { userId: 'u1' }), (e) => e instanceof ServiceError && e.code === 'INVALID_ARGUMENT', String(bad));
+  }
+  assert.equal(f.calls.length, 2);
+  await c.close();
+});
+
 test('getVariant falls back to the stored variant, else rejects with a ServiceError', async () => {
   const storage = memoryStorage();
   const ok = fakeFetch(() => json(200, variantAnswer()));
