@@ -33,13 +33,13 @@ type campaignForm struct {
 	Name, Description string
 	// Key is the campaign's key; left empty on a new campaign, the store
 	// makes it from the name.
-	Key               string
-	Start, End        string
-	Timezone          string
-	Goal              string
-	Audience          string
-	Assignment        string
-	Engine            string
+	Key        string
+	Start, End string
+	Timezone   string
+	Goal       string
+	Audience   string
+	Assignment string
+	Engine     string
 	// NSID, NSStart and NSEnd are the namespace and its range; no id
 	// means no namespace.
 	NSID, NSStart, NSEnd string

@@ -17,7 +17,7 @@ func TestCampaignKeySlug(t *testing.T) {
 		{"!!!", "campaign"},
 		{"", "campaign"},
 		{strings.Repeat("ab ", 40), strings.Repeat("ab-", 21) + "a"}, // cut to 64
-		{strings.Repeat("a", 63) + " b", strings.Repeat("a", 63)},       // no trailing dash
+		{strings.Repeat("a", 63) + " b", strings.Repeat("a", 63)},    // no trailing dash
 	} {
 		if got := CampaignKeySlug(tc.name); got != tc.want || !ValidCampaignKey(got) {
 			t.Errorf("CampaignKeySlug(%q)=%q (valid %v), want %q", tc.name, got, ValidCampaignKey(got), tc.want)
