@@ -97,6 +97,16 @@ type keysData struct {
 	Created *store.Key
 	Secret  string // the new key's plaintext, shown this once
 	Revoke  *store.Key
+	AppID   int64
+	BaseURL string // the service's address as the browser reached it
+}
+
+// SnippetKey is the client key the page's snippets carry.
+func (k *keysData) SnippetKey() snippetKey { return pickClientKey(k.Keys, k.Created, k.Secret) }
+
+// Snippets are the code that connects an app to the service, ready to copy.
+func (k *keysData) Snippets() []sdkSnippet {
+	return sdkSnippets(k.AppID, k.BaseURL, k.SnippetKey())
 }
 
 var roles = []string{store.RoleAdmin, store.RoleRead, store.RoleClient}
@@ -104,7 +114,7 @@ var roles = []string{store.RoleAdmin, store.RoleRead, store.RoleClient}
 func (d *Dashboard) keysView(r *req) (*view, *keysData, error) {
 	v := d.page(r, "keys", "API Keys")
 	keys, err := d.DB.FindKeys(r.Context(), r.App.ID)
-	data := &keysData{Keys: keys, Roles: roles}
+	data := &keysData{Keys: keys, Roles: roles, AppID: r.App.ID, BaseURL: baseURL(r.Request)}
 	v.Data = data
 	return v, data, err
 }

@@ -18,13 +18,26 @@
     if (!btn) return;
     var src = document.getElementById(btn.getAttribute("data-copy"));
     if (!src) return;
-    src.select();
+    // A field (a new key) or a block of code (a snippet): either way the
+    // text ends up selected, for the fallback and for the eye.
+    var text;
+    if ("value" in src && src.select) {
+      src.select();
+      text = src.value;
+    } else {
+      var range = document.createRange();
+      range.selectNodeContents(src);
+      var sel = window.getSelection();
+      sel.removeAllRanges();
+      sel.addRange(range);
+      text = src.textContent;
+    }
     var done = function () {
       btn.textContent = "Copied";
       setTimeout(function () { btn.textContent = "Copy"; }, 1500);
     };
     if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(src.value).then(done, function () { document.execCommand("copy"); done(); });
+      navigator.clipboard.writeText(text).then(done, function () { document.execCommand("copy"); done(); });
     } else {
       document.execCommand("copy");
       done();
