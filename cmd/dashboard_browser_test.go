@@ -494,8 +494,9 @@ func campaignFlowInBrowser(t *testing.T, base, appPath, key string, step func(st
 	if n := count(`#compare tbody tr`); n != 1 {
 		t.Fatalf("%d rows of sequential and Bayesian figures, want 1", n)
 	}
-	if n := count(`svg.chart`); n != 3 {
-		t.Fatalf("%d charts on the results page", n)
+	// Three charts, each drawn wide and narrow for the stylesheet to pick.
+	if n, m := count(`svg.chart.wide`), count(`svg.chart.narrow`); n != 3 || m != 3 {
+		t.Fatalf("%d wide and %d narrow charts on the results page", n, m)
 	}
 	step("campaign-preview",
 		chromedp.Click(css(`nav.subtabs a[href$="/preview"]`)),

@@ -16,12 +16,13 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 )
 
 // layoutProblemsJS measures the page as laid out and returns, as a JSON
 // array of sentences, every way it fails to fit. Its arguments are the
-// viewport's width and whether that is a desktop's, where tables must fit
-// without scrolling.
+// viewport's width, whether that is a desktop's, where tables must fit
+// without scrolling, and whether the section nav was opened on purpose.
 //
 //   - The page is no wider than the viewport (documentElement.scrollWidth).
 //   - The top bar's contents (brand, app picker, email, Sign out) lie
@@ -37,7 +38,13 @@ import (
 //     hyphen or a slash, except inside a user id, an event id or a
 //     monospace cell ("demo-300" stays whole).
 //   - A table's first column is at least 7em wide, or on one line.
-const layoutProblemsJS = `(function (width, desktop) {
+//   - No chart text is drawn under 11 px: its font size times the scale
+//     at which its SVG's viewBox is drawn.
+//   - On a phone, the page's title starts within the first 300 px (the
+//     navigation above it is folded), and every form field of the page's
+//     main part lies inside the viewport, not off to the right in a table
+//     that scrolls.
+const layoutProblemsJS = `(function (width, desktop, navOpen) {
 	var problems = [];
 	var root = document.documentElement;
 	var vw = root.clientWidth;
@@ -98,7 +105,9 @@ const layoutProblemsJS = `(function (width, desktop) {
 			var x = box.getBoundingClientRect();
 			if (x.right > c.right + 0.5) problems.push(name + ": its scroll box runs past its card");
 			if (desktop && box.scrollWidth > box.clientWidth + 1) problems.push(name + " needs " + px(box.scrollWidth - box.clientWidth) + " of sideways scrolling");
-			var last = table.querySelector("thead tr:last-child > :last-child") || table.querySelector("tr > :last-child");
+			var last = table.querySelector("thead tr:last-child > :last-child");
+			// A table whose rows stack on a phone hides its header row.
+			if (!last || !shown(last)) last = table.querySelector("tbody tr > :last-child");
 			var was = box.scrollLeft;
 			box.scrollLeft = box.scrollWidth;
 			var l = last.getBoundingClientRect();
@@ -149,16 +158,86 @@ const layoutProblemsJS = `(function (width, desktop) {
 			problems.push("first column: " + label(td) + " is squeezed to " + px(td.getBoundingClientRect().width));
 	});
 
+	document.querySelectorAll("svg.chart").forEach(function (svg) {
+		if (!shown(svg)) return;
+		var scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width, least = null;
+		svg.querySelectorAll("text").forEach(function (t) {
+			var size = parseFloat(getComputedStyle(t).fontSize) * scale;
+			if (!least || size < least.size) least = {size: size, text: text(t)};
+		});
+		if (least && least.size < 11 - 0.01)
+			problems.push("chart \u201c" + svg.getAttribute("aria-label") + "\u201d: its text (\u201c" + least.text + "\u201d) is drawn at " + least.size.toFixed(1) + " px");
+	});
+
+	if (!desktop) {
+		var title = document.querySelector("main h1");
+		if (title && !navOpen && title.getBoundingClientRect().top >= 300)
+			problems.push("the page's title starts " + px(title.getBoundingClientRect().top) + " down, past the first 300 px");
+		document.querySelectorAll("main input, main select, main textarea").forEach(function (el) {
+			if (!shown(el)) return;
+			var r = el.getBoundingClientRect();
+			if (r.left < -0.5 || r.right > vw + 0.5) problems.push("form field " + label(el) + (el.name ? " (" + el.name + ")" : "") + " lies outside the viewport");
+		});
+	}
+
 	var seen = {};
 	problems = problems.filter(function (p) { return seen[p] ? false : (seen[p] = true); });
 	return JSON.stringify(problems);
 })`
 
+// navStateJS describes the section nav as shown: whether its fold button
+// shows, what the button's aria-expanded says, whether it has the focus,
+// and how many of the nav's links show, of how many.
+const navStateJS = `(function () {
+	var nav = document.querySelector("nav.side"), btn = nav.querySelector(".nav-toggle");
+	function shown(el) { var r = el.getBoundingClientRect(); return r.width > 0 && r.height > 0; }
+	var links = nav.querySelectorAll("a");
+	return JSON.stringify({button: shown(btn), expanded: btn.getAttribute("aria-expanded"), focused: document.activeElement === btn,
+		shown: Array.prototype.filter.call(links, shown).length, links: links.length});
+})()`
+
+type navState struct {
+	Button, Focused bool
+	Expanded        string
+	Shown, Links    int
+}
+
+// chartTextJS measures every chart text shown: how many, and the smallest
+// size it is drawn at, in CSS px (its font size times the scale at which
+// its SVG's viewBox is drawn).
+const chartTextJS = `(function () {
+	var n = 0, least = Infinity;
+	document.querySelectorAll("svg.chart").forEach(function (svg) {
+		var r = svg.getBoundingClientRect();
+		if (!(r.width > 0 && r.height > 0)) return;
+		var scale = r.width / svg.viewBox.baseVal.width;
+		svg.querySelectorAll("text").forEach(function (t) {
+			n++;
+			least = Math.min(least, parseFloat(getComputedStyle(t).fontSize) * scale);
+		});
+	});
+	return JSON.stringify({texts: n, least: n ? least : 0});
+})()`
+
+// variantFieldsJS counts the variant editor's block pickers and weight
+// inputs, and those of them lying wholly inside the viewport.
+const variantFieldsJS = `(function () {
+	var vw = document.documentElement.clientWidth, r = {pickers: 0, pickersIn: 0, weights: 0, weightsIn: 0};
+	function inside(el) { var b = el.getBoundingClientRect(); return b.width > 0 && b.left >= -0.5 && b.right <= vw + 0.5; }
+	document.querySelectorAll('fieldset.variants select[name$=".contentViewId"]').forEach(function (el) { r.pickers++; if (inside(el)) r.pickersIn++; });
+	document.querySelectorAll('fieldset.variants input[name$=".trafficAllocation"]').forEach(function (el) { r.weights++; if (inside(el)) r.weightsIn++; });
+	return JSON.stringify(r);
+})()`
+
 // TestDashboardLayoutInBrowser opens every dashboard page, filled with
 // data, at a phone's width (390 px, as a mobile device) and at a desktop's
 // (1280 px), saves a screenshot of each, and fails on every way a page
 // does not fit (layoutProblemsJS). On the webhook pages it also reads the
-// delivery counts, whose nouns agree with the numbers.
+// delivery counts, whose nouns agree with the numbers. On the way, at
+// each width: the section nav folds behind its button on a phone only,
+// and the button opens and folds it, by click and by keyboard; the
+// variant editor's block pickers and weights are inside the viewport; and
+// the results page's chart text is measured.
 func TestDashboardLayoutInBrowser(t *testing.T) {
 	chromium := chromiumPath()
 	if chromium == "" {
@@ -373,29 +452,108 @@ func TestDashboardLayoutInBrowser(t *testing.T) {
 		{1280, true, chromedp.EmulateViewport(1280, 900)},
 	}
 	n := 0
+	problemsAt := func(w width, navOpen bool) []string {
+		t.Helper()
+		var problems []string
+		if err := json.Unmarshal([]byte(read(chromedp.Evaluate[string](fmt.Sprintf("%s(%d, %t, %t)", layoutProblemsJS, w.px, w.desktop, navOpen)))), &problems); err != nil {
+			t.Fatal(err)
+		}
+		return problems
+	}
+	// shot saves a screenshot of the whole page as it is now.
+	shot := func(name string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(browser, 30*time.Second)
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: screenshot: %v", name, err)
+		}
+		n++
+		if err := os.WriteFile(filepath.Join(shots, fmt.Sprintf("%02d-%s.png", n, name)), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readJSON := func(js string, v any) {
+		t.Helper()
+		if err := json.Unmarshal([]byte(read(chromedp.Evaluate[string](js))), v); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// check opens path at every width, waits for ready, saves a
-	// screenshot and reports what does not fit.
-	check := func(name, path, ready string) {
+	// screenshot and reports what does not fit; then runs also, if
+	// given, on the page as loaded at that width.
+	check := func(name, path, ready string, also ...func(width)) {
 		t.Helper()
 		for _, w := range widths {
 			do(fmt.Sprintf("%s at %d px", name, w.px), w.emulate, chromedp.Navigate(base+path), chromedp.WaitVisible(chromedp.CSS(ready)))
-			ctx, cancel := context.WithTimeout(browser, 30*time.Second)
-			png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-			cancel()
-			if err != nil {
-				t.Fatalf("%s: screenshot: %v", name, err)
-			}
-			n++
-			if err := os.WriteFile(filepath.Join(shots, fmt.Sprintf("%02d-%s-%d.png", n, name, w.px)), png, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			var problems []string
-			if err := json.Unmarshal([]byte(read(chromedp.Evaluate[string](fmt.Sprintf("%s(%d, %t)", layoutProblemsJS, w.px, w.desktop)))), &problems); err != nil {
-				t.Fatal(err)
-			}
-			if len(problems) > 0 {
+			shot(fmt.Sprintf("%s-%d", name, w.px))
+			if problems := problemsAt(w, false); len(problems) > 0 {
 				t.Errorf("%s (%s) at %d px:\n\t%s", name, path, w.px, strings.Join(problems, "\n\t"))
 			}
+			for _, f := range also {
+				f(w)
+			}
+		}
+	}
+
+	// The section nav: at 1280 px all of it shows and its button does
+	// not; on a phone it is folded behind the button, which opens it by
+	// click and by Enter, and Escape folds it back.
+	sectionNav := func(w width) {
+		t.Helper()
+		var nav navState
+		readJSON(navStateJS, &nav)
+		if w.desktop {
+			if nav.Button || nav.Shown != nav.Links || nav.Links == 0 {
+				t.Errorf("navigation at %d px: %+v, want every link shown and no button", w.px, nav)
+			}
+			return
+		}
+		if !nav.Button || nav.Expanded != "false" || nav.Shown != 0 {
+			t.Errorf("navigation at %d px before the button: %+v, want it folded behind the button", w.px, nav)
+		}
+		do("open the navigation", chromedp.Click(chromedp.CSS(`nav.side .nav-toggle`)), chromedp.WaitVisible(chromedp.CSS(`nav.side a.current`)))
+		if readJSON(navStateJS, &nav); nav.Expanded != "true" || nav.Shown != nav.Links || nav.Links == 0 {
+			t.Errorf("navigation after a click on its button: %+v, want every link shown", nav)
+		}
+		shot(fmt.Sprintf("nav-open-%d", w.px))
+		if problems := problemsAt(w, true); len(problems) > 0 {
+			t.Errorf("the navigation opened at %d px:\n\t%s", w.px, strings.Join(problems, "\n\t"))
+		}
+		do("fold the navigation", chromedp.KeyEvent(kb.Escape), chromedp.WaitNotVisible(chromedp.CSS(`nav.side a.current`)))
+		if readJSON(navStateJS, &nav); nav.Expanded != "false" || nav.Shown != 0 || !nav.Focused {
+			t.Errorf("navigation after Escape: %+v, want it folded and the focus on its button", nav)
+		}
+		do("open the navigation by keyboard", chromedp.Focus(chromedp.CSS(`nav.side .nav-toggle`)), chromedp.KeyEvent(kb.Enter),
+			chromedp.WaitVisible(chromedp.CSS(`nav.side a.current`)))
+		if readJSON(navStateJS, &nav); nav.Expanded != "true" || nav.Shown != nav.Links {
+			t.Errorf("navigation after Enter on its button: %+v, want every link shown", nav)
+		}
+	}
+	// The variant editor's block pickers and weights lie inside a phone's
+	// viewport (at 1280 px the table has room anyway).
+	variantFields := func(want int) func(width) {
+		return func(w width) {
+			t.Helper()
+			var got struct{ Pickers, PickersIn, Weights, WeightsIn int }
+			readJSON(variantFieldsJS, &got)
+			if got.Pickers != want || got.Weights != want || got.PickersIn != want || got.WeightsIn != want {
+				t.Errorf("variant editor at %d px: %+v, want %d block pickers and %d weights, all inside the viewport", w.px, got, want, want)
+			}
+		}
+	}
+	// The results page's chart text, as drawn, is at least 11 px.
+	chartText := func(w width) {
+		t.Helper()
+		var got struct {
+			Texts int
+			Least float64
+		}
+		readJSON(chartTextJS, &got)
+		t.Logf("chart text at %d px: %d texts, the smallest %.1f px", w.px, got.Texts, got.Least)
+		if got.Texts < 10 || got.Least < 11 {
+			t.Errorf("chart text at %d px: %d texts measured, the smallest %.1f px; want at least 11 px", w.px, got.Texts, got.Least)
 		}
 	}
 
@@ -411,11 +569,11 @@ func TestDashboardLayoutInBrowser(t *testing.T) {
 
 	a := "/apps/" + app
 	check("apps", "/apps", `form[action="/apps"]`)
-	check("campaigns", a+"/campaigns", `main table`)
-	check("campaign-new", a+"/campaigns/new", `form.campaign-form`)
+	check("campaigns", a+"/campaigns", `main table`, sectionNav)
+	check("campaign-new", a+"/campaigns/new", `form.campaign-form`, variantFields(2))
 	check("campaign-active", fmt.Sprintf("%s/campaigns/%d", a, campaignID), `form.campaign-form`)
-	check("campaign-draft", fmt.Sprintf("%s/campaigns/%v", a, draft["id"]), `form.campaign-form`)
-	check("campaign-results", fmt.Sprintf("%s/campaigns/%d/results", a, campaignID), `#results`)
+	check("campaign-draft", fmt.Sprintf("%s/campaigns/%v", a, draft["id"]), `form.campaign-form`, variantFields(3))
+	check("campaign-results", fmt.Sprintf("%s/campaigns/%d/results", a, campaignID), `#results`, chartText)
 	check("campaign-preview", fmt.Sprintf("%s/campaigns/%d/preview", a, campaignID), `.preview-grid`)
 	check("content", a+"/content", `main table`)
 	check("content-new", a+"/content/new", `#editor`)

@@ -21,11 +21,54 @@ var palette = []string{"#4f46e5", "#f59e0b", "#10b981", "#ef4444", "#06b6d4", "#
 func colour(i int) string { return palette[i%len(palette)] }
 
 const (
-	chartW    = 680
-	chartFont = `font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="11"`
-	inkMuted  = "#64748b"
-	inkGrid   = "#e2e8f0"
+	chartFontFamily = `font-family="system-ui, -apple-system, Segoe UI, sans-serif"`
+	inkMuted        = "#64748b"
+	inkGrid         = "#e2e8f0"
 )
+
+// chartSize is one drawing of the charts. An SVG scales with its viewBox,
+// its text included, so one drawing cannot keep its text readable at
+// every width: the page carries a wide drawing and a narrow one of each
+// chart, and the stylesheet shows the one that fits the card (a container
+// query on .chart-card). The wide one is shown from 680 px of card, where
+// its 11-unit text is at least 11 px; the narrow one below, where its
+// 12.5-unit text in a 340-unit viewBox stays at least 11 px down to a
+// card of 300 px (a 360 px phone).
+type chartSize struct {
+	Class string  // the SVG's class beside "chart": which drawing it is
+	W     int     // the viewBox's width
+	Font  float64 // the text's size, in viewBox units
+	// MaxDays is the most day labels the x axis holds.
+	MaxDays int
+	// PlotLeft, PlotRight and PlotH place the plot of the day charts.
+	PlotLeft, PlotRight, PlotH int
+}
+
+var (
+	wideChart   = chartSize{Class: "wide", W: 680, Font: 11, MaxDays: 8, PlotLeft: 56, PlotRight: 16, PlotH: 200}
+	narrowChart = chartSize{Class: "narrow", W: 340, Font: 12.5, MaxDays: 4, PlotLeft: 44, PlotRight: 20, PlotH: 160}
+)
+
+// charW is about the width of a character of the chart's text, for
+// laying out legends and shortening names.
+func (s chartSize) charW() float64 { return 7 * s.Font / 11 }
+
+// fit shortens name to about width units of text, ending it in an
+// ellipsis; the whole name stays in the chart's table and legend title.
+func (s chartSize) fit(name string, width float64) string {
+	r := []rune(name)
+	n := int(width / s.charW())
+	if len(r) <= n || n < 2 {
+		return name
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// bothSizes is a chart drawn wide and narrow, for the page to show the one
+// that fits.
+func bothSizes(draw func(chartSize) string) string {
+	return draw(wideChart) + draw(narrowChart)
+}
 
 // rateBar is one variant of the conversion-rate chart, in percent.
 type rateBar struct {
@@ -72,19 +115,23 @@ func tickLabel(v float64, suffix string) string {
 	}
 }
 
-func svgOpen(b *strings.Builder, h int, label string) {
-	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s" %s>`+"\n",
-		chartW, h, chartW, h, html.EscapeString(label), chartFont)
+func svgOpen(b *strings.Builder, s chartSize, h int, label string) {
+	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" class="chart %s" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s" %s font-size="%s">`+"\n",
+		s.Class, s.W, h, s.W, h, html.EscapeString(label), chartFontFamily, num(s.Font))
 	fmt.Fprintf(b, `<title>%s</title>`+"\n", html.EscapeString(label))
 }
 
 // rateChart draws each variant's conversion rate as a bar with its 95%
-// interval as a whisker.
-func rateChart(bars []rateBar) string {
-	const left, right, top, row = 170, 70, 24, 34
+// interval as a whisker: wide, with the names in a column on the left;
+// narrow, with each name above its bar, which then spans the width.
+func rateChart(bars []rateBar, s chartSize) string {
+	left, right, top, row := 170, 70, 24, 34
+	if s == narrowChart {
+		left, right, top, row = 14, 66, 8, 26+int(s.Font)
+	}
 	h := top + row*len(bars) + 28
 	var b strings.Builder
-	svgOpen(&b, h, "Conversion rate per variant with 95% interval")
+	svgOpen(&b, s, h, "Conversion rate per variant with 95% interval")
 	max := 0.0
 	for _, r := range bars {
 		max = math.Max(max, r.Rate)
@@ -93,7 +140,9 @@ func rateChart(bars []rateBar) string {
 		}
 	}
 	max = niceCeil(max)
-	x := func(v float64) float64 { return left + (chartW-left-right)*math.Min(math.Max(v, 0), max)/max }
+	x := func(v float64) float64 {
+		return float64(left) + float64(s.W-left-right)*math.Min(math.Max(v, 0), max)/max
+	}
 	base := top + row*len(bars)
 	for i := 0; i <= 4; i++ {
 		v := max * float64(i) / 4
@@ -106,8 +155,13 @@ func rateChart(bars []rateBar) string {
 		if r.Control && !strings.EqualFold(name, "control") {
 			name += " (control)"
 		}
-		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#0f172a">%s</text>`+"\n", left-10, y+15, html.EscapeString(name))
-		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%s" height="14" rx="2" fill="%s" fill-opacity="0.85"/>`+"\n", left, y+4, num(x(r.Rate)-left), colour(i))
+		if s == narrowChart {
+			fmt.Fprintf(&b, `<text x="%d" y="%s" fill="#0f172a">%s</text>`+"\n", left, num(float64(y)+s.Font), html.EscapeString(s.fit(name, float64(s.W-left))))
+			y += int(s.Font) + 4
+		} else {
+			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#0f172a">%s</text>`+"\n", left-10, y+15, html.EscapeString(name))
+		}
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%s" height="14" rx="2" fill="%s" fill-opacity="0.85"/>`+"\n", left, y+4, num(x(r.Rate)-float64(left)), colour(i))
 		if r.HasInterval {
 			lo, hi, cy := num(x(r.Lower)), num(x(r.Upper)), y+11
 			fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="#0f172a" stroke-width="1.5"/>`+"\n", lo, cy, hi, cy)
@@ -136,15 +190,12 @@ type barSeries struct {
 	Values []int64
 }
 
-const (
-	plotLeft, plotRight, plotTop = 56, 16, 16
-	plotH                        = 200
-)
+const plotTop = 16
 
-// dayAxis draws the x labels (at most about eight) under a plot of n days
-// whose day i is centred at cx(i).
-func dayAxis(b *strings.Builder, days []string, cx func(int) float64, y int) {
-	step := (len(days) + 7) / 8
+// dayAxis draws the x labels (at most about s.MaxDays) under a plot of n
+// days whose day i is centred at cx(i).
+func dayAxis(b *strings.Builder, s chartSize, days []string, cx func(int) float64, y int) {
+	step := (len(days) + s.MaxDays - 1) / s.MaxDays
 	if step < 1 {
 		step = 1
 	}
@@ -158,31 +209,67 @@ func dayAxis(b *strings.Builder, days []string, cx func(int) float64, y int) {
 }
 
 // valueAxis draws horizontal grid lines and their labels for 0..max.
-func valueAxis(b *strings.Builder, max float64, suffix string) {
+func valueAxis(b *strings.Builder, s chartSize, max float64, suffix string) {
 	for i := 0; i <= 4; i++ {
 		v := max * float64(i) / 4
-		y := plotTop + plotH - plotH*float64(i)/4
-		fmt.Fprintf(b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s"/>`+"\n", plotLeft, num(y), chartW-plotRight, num(y), inkGrid)
-		fmt.Fprintf(b, `<text x="%d" y="%s" text-anchor="end" fill="%s">%s</text>`+"\n", plotLeft-6, num(y+4), inkMuted, tickLabel(v, suffix))
+		y := float64(plotTop+s.PlotH) - float64(s.PlotH)*float64(i)/4
+		fmt.Fprintf(b, `<line x1="%d" y1="%s" x2="%d" y2="%s" stroke="%s"/>`+"\n", s.PlotLeft, num(y), s.W-s.PlotRight, num(y), inkGrid)
+		fmt.Fprintf(b, `<text x="%d" y="%s" text-anchor="end" fill="%s">%s</text>`+"\n", s.PlotLeft-6, num(y+4), inkMuted, tickLabel(v, suffix))
 	}
 }
 
-// legend draws the variants' colours and names in a row at y.
-func legend(b *strings.Builder, names []string, y int) {
-	x := plotLeft
-	for i, n := range names {
-		fmt.Fprintf(b, `<rect x="%d" y="%d" width="10" height="10" rx="2" fill="%s"/>`+"\n", x, y-9, colour(i))
-		fmt.Fprintf(b, `<text x="%d" y="%d" fill="#0f172a">%s</text>`+"\n", x+14, y, html.EscapeString(n))
-		x += 28 + 7*len([]rune(n))
+// legendAt is where legend puts each name: its left edge and its row
+// (from 0), wrapping to a new row where the width ends.
+func legendAt(s chartSize, names []string) (xs, rows []int) {
+	x, row := s.PlotLeft, 0
+	for _, n := range names {
+		w := 28 + int(s.charW()*float64(len([]rune(s.fit(n, float64(s.W-s.PlotLeft-14))))))
+		if x > s.PlotLeft && x+w-14 > s.W {
+			x, row = s.PlotLeft, row+1
+		}
+		xs, rows = append(xs, x), append(rows, row)
+		x += w
 	}
+	return xs, rows
+}
+
+// legendRows is how many rows legend takes.
+func legendRows(s chartSize, names []string) int {
+	_, rows := legendAt(s, names)
+	if len(rows) == 0 {
+		return 1
+	}
+	return rows[len(rows)-1] + 1
+}
+
+// legend draws the variants' colours and names in rows, the first at y.
+func legend(b *strings.Builder, s chartSize, names []string, y int) {
+	xs, rows := legendAt(s, names)
+	for i, n := range names {
+		ly := y + rows[i]*legendRow(s)
+		fmt.Fprintf(b, `<rect x="%d" y="%d" width="10" height="10" rx="2" fill="%s"/>`+"\n", xs[i], ly-9, colour(i))
+		fmt.Fprintf(b, `<text x="%d" y="%d" fill="#0f172a">%s</text>`+"\n", xs[i]+14, ly, html.EscapeString(s.fit(n, float64(s.W-s.PlotLeft-14))))
+	}
+}
+
+// legendRow is the height of a row of the legend.
+func legendRow(s chartSize) int { return int(s.Font) + 8 }
+
+// dayChartHeight is the height of a day chart: the plot, the day labels
+// and the legend's rows.
+func dayChartHeight(s chartSize, names []string) int {
+	return plotTop + s.PlotH + 52 + (legendRows(s, names)-1)*legendRow(s)
 }
 
 // cumulativeChart draws each variant's cumulative conversion rate (in
 // percent) per day as a line.
-func cumulativeChart(days []string, series []lineSeries) string {
-	h := plotTop + plotH + 52
+func cumulativeChart(days []string, series []lineSeries, sz chartSize) string {
+	names := make([]string, len(series))
+	for i := range series {
+		names[i] = series[i].Name
+	}
 	var b strings.Builder
-	svgOpen(&b, h, "Cumulative conversion rate per variant per day")
+	svgOpen(&b, sz, dayChartHeight(sz, names), "Cumulative conversion rate per variant per day")
 	max := 0.0
 	for _, s := range series {
 		for _, v := range s.Values {
@@ -192,19 +279,18 @@ func cumulativeChart(days []string, series []lineSeries) string {
 		}
 	}
 	max = niceCeil(max)
-	valueAxis(&b, max, "%")
-	w := float64(chartW - plotLeft - plotRight)
+	valueAxis(&b, sz, max, "%")
+	left, plotH := float64(sz.PlotLeft), float64(sz.PlotH)
+	w := float64(sz.W - sz.PlotLeft - sz.PlotRight)
 	cx := func(i int) float64 {
 		if len(days) <= 1 {
-			return plotLeft + w/2
+			return left + w/2
 		}
-		return plotLeft + w*float64(i)/float64(len(days)-1)
+		return left + w*float64(i)/float64(len(days)-1)
 	}
 	cy := func(v float64) float64 { return plotTop + plotH - plotH*math.Min(v, max)/max }
-	dayAxis(&b, days, cx, plotTop+plotH+16)
-	names := make([]string, len(series))
+	dayAxis(&b, sz, days, cx, plotTop+sz.PlotH+16)
 	for si, s := range series {
-		names[si] = s.Name
 		var pts []string
 		for i, v := range s.Values {
 			if math.IsNaN(v) {
@@ -222,16 +308,19 @@ func cumulativeChart(days []string, series []lineSeries) string {
 			}
 		}
 	}
-	legend(&b, names, h-8)
+	legend(&b, sz, names, plotTop+sz.PlotH+44)
 	b.WriteString("</svg>\n")
 	return b.String()
 }
 
 // dailyChart draws impressions per day as bars stacked by variant.
-func dailyChart(days []string, series []barSeries) string {
-	h := plotTop + plotH + 52
+func dailyChart(days []string, series []barSeries, sz chartSize) string {
+	names := make([]string, len(series))
+	for i := range series {
+		names[i] = series[i].Name
+	}
 	var b strings.Builder
-	svgOpen(&b, h, "Impressions per day")
+	svgOpen(&b, sz, dayChartHeight(sz, names), "Impressions per day")
 	var max int64
 	for i := range days {
 		var sum int64
@@ -244,18 +333,15 @@ func dailyChart(days []string, series []barSeries) string {
 	if top < 1 {
 		top = 1
 	}
-	valueAxis(&b, top, "")
-	w := float64(chartW - plotLeft - plotRight)
+	valueAxis(&b, sz, top, "")
+	plotH := float64(sz.PlotH)
+	w := float64(sz.W - sz.PlotLeft - sz.PlotRight)
 	slot := w / math.Max(float64(len(days)), 1)
 	barW := math.Min(math.Max(slot*0.7, 1), 48)
-	cx := func(i int) float64 { return plotLeft + slot*(float64(i)+0.5) }
-	dayAxis(&b, days, cx, plotTop+plotH+16)
-	names := make([]string, len(series))
-	for i := range series {
-		names[i] = series[i].Name
-	}
+	cx := func(i int) float64 { return float64(sz.PlotLeft) + slot*(float64(i)+0.5) }
+	dayAxis(&b, sz, days, cx, plotTop+sz.PlotH+16)
 	for i := range days {
-		y := float64(plotTop + plotH)
+		y := float64(plotTop) + plotH
 		for si, s := range series {
 			v := s.Values[i]
 			if v <= 0 {
@@ -267,7 +353,7 @@ func dailyChart(days []string, series []barSeries) string {
 				num(cx(i)-barW/2), num(y), num(barW), num(bh), colour(si), html.EscapeString(days[i]), html.EscapeString(s.Name), v)
 		}
 	}
-	legend(&b, names, h-8)
+	legend(&b, sz, names, plotTop+sz.PlotH+44)
 	b.WriteString("</svg>\n")
 	return b.String()
 }

@@ -35,24 +35,38 @@ var chartDays = []string{"2025-03-01", "2025-03-02", "2025-03-03", "2025-03-04",
 
 func TestChartsMatchGoldenFiles(t *testing.T) {
 	nan := math.NaN()
+	rate := []rateBar{
+		{Name: "Control", Rate: 10, Lower: 8.3, Upper: 11.98, HasInterval: true, Control: true},
+		{Name: "Green <button>", Rate: 12.5, Lower: 10.6, Upper: 14.7, HasInterval: true},
+		{Name: "No traffic", Rate: 0},
+	}
+	lines := []lineSeries{
+		{Name: "Control", Values: []float64{nan, 8, 9.5, 10, 10.2}},
+		{Name: "Green", Values: []float64{12, 11, 12.4, 12.5, 12.6}},
+	}
+	bars := []barSeries{
+		{Name: "Control", Values: []int64{0, 120, 130, 90, 110}},
+		{Name: "Green", Values: []int64{5, 118, 127, 95, 104}},
+	}
+	// Many variants with long names, whose legend wraps and whose names
+	// the narrow drawing shortens.
+	var many []barSeries
+	for _, n := range []string{"Control", "Free shipping banner on every product page", "Newsletter sign-up", "Bundle <deal>", "Fifth"} {
+		many = append(many, barSeries{Name: n, Values: []int64{3, 4, 5, 6, 7}})
+	}
 	tests := []struct {
 		name string
 		svg  string
 	}{
-		{"rate.svg", rateChart([]rateBar{
-			{Name: "Control", Rate: 10, Lower: 8.3, Upper: 11.98, HasInterval: true, Control: true},
-			{Name: "Green <button>", Rate: 12.5, Lower: 10.6, Upper: 14.7, HasInterval: true},
-			{Name: "No traffic", Rate: 0},
-		})},
-		{"cumulative.svg", cumulativeChart(chartDays, []lineSeries{
-			{Name: "Control", Values: []float64{nan, 8, 9.5, 10, 10.2}},
-			{Name: "Green", Values: []float64{12, 11, 12.4, 12.5, 12.6}},
-		})},
-		{"daily.svg", dailyChart(chartDays, []barSeries{
-			{Name: "Control", Values: []int64{0, 120, 130, 90, 110}},
-			{Name: "Green", Values: []int64{5, 118, 127, 95, 104}},
-		})},
-		{"empty.svg", cumulativeChart([]string{"2025-03-01"}, []lineSeries{{Name: "Control", Values: []float64{nan}}})},
+		{"rate.svg", rateChart(rate, wideChart)},
+		{"cumulative.svg", cumulativeChart(chartDays, lines, wideChart)},
+		{"daily.svg", dailyChart(chartDays, bars, wideChart)},
+		{"empty.svg", cumulativeChart([]string{"2025-03-01"}, []lineSeries{{Name: "Control", Values: []float64{nan}}}, wideChart)},
+		{"rate-narrow.svg", rateChart(rate, narrowChart)},
+		{"cumulative-narrow.svg", cumulativeChart(chartDays, lines, narrowChart)},
+		{"daily-narrow.svg", dailyChart(chartDays, bars, narrowChart)},
+		{"daily-many.svg", dailyChart(chartDays, many, wideChart)},
+		{"daily-many-narrow.svg", dailyChart(chartDays, many, narrowChart)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

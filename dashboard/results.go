@@ -238,10 +238,10 @@ func (d *Dashboard) results(r *req) (*resultsData, error) {
 			data.Shortfall = append(data.Shortfall, need)
 		}
 	}
-	data.RateSVG = template.HTML(rateChart(bars))
+	data.RateSVG = template.HTML(bothSizes(func(s chartSize) string { return rateChart(bars, s) }))
 	lines, daily := seriesCharts(series)
-	data.CumulativeSVG = template.HTML(cumulativeChart(series.Days, lines))
-	data.DailySVG = template.HTML(dailyChart(series.Days, daily))
+	data.CumulativeSVG = template.HTML(bothSizes(func(s chartSize) string { return cumulativeChart(series.Days, lines, s) }))
+	data.DailySVG = template.HTML(bothSizes(func(s chartSize) string { return dailyChart(series.Days, daily, s) }))
 	return data, nil
 }
 

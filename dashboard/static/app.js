@@ -1,6 +1,7 @@
 // The dashboard's only script. Every page works without it; with it, the
-// app switcher follows the selection, copy buttons copy, and the content
-// preview follows the editor as you type. Text is only ever set through
+// app switcher follows the selection, copy buttons copy, the section nav
+// folds behind a button on phones, and the content preview follows the
+// editor as you type. Text is only ever set through
 // textContent and attributes, never parsed as HTML.
 (function () {
   "use strict";
@@ -42,6 +43,24 @@
       document.execCommand("copy");
       done();
     }
+  });
+
+  // The section nav's button (shown on phones) opens and folds the nav;
+  // Escape folds it again and gives the focus back to the button.
+  function setNav(nav, open) {
+    nav.classList.toggle("open", open);
+    nav.querySelector(".nav-toggle").setAttribute("aria-expanded", String(open));
+  }
+  document.addEventListener("click", function (e) {
+    var btn = e.target.closest && e.target.closest(".nav-toggle");
+    if (btn) setNav(btn.closest("nav"), btn.getAttribute("aria-expanded") !== "true");
+  });
+  document.addEventListener("keydown", function (e) {
+    if (e.key !== "Escape") return;
+    var nav = document.querySelector("nav.side.open");
+    if (!nav || !nav.contains(document.activeElement)) return;
+    setNav(nav, false);
+    nav.querySelector(".nav-toggle").focus();
   });
 
   var editor = document.getElementById("editor");
