@@ -543,6 +543,22 @@ func TestDashboardLayoutInBrowser(t *testing.T) {
 			}
 		}
 	}
+	// The keys page's snippet carries the app's id and its client key's
+	// prefix, and its Copy button selects and copies it.
+	copySnippet := func(w width) {
+		t.Helper()
+		snippet := read(chromedp.Evaluate[string](`document.getElementById("snippet-js").textContent`))
+		if !strings.Contains(snippet, "appId: "+app+",") || !strings.Contains(snippet, "key: 'sk_c_") || !strings.Contains(snippet, "baseUrl: '"+base+"'") {
+			t.Errorf("snippet at %d px:\n%s", w.px, snippet)
+		}
+		do("copy the snippet", chromedp.Click(chromedp.CSS(`button[data-copy="snippet-js"]`)))
+		ctx, cancel := context.WithTimeout(browser, 10*time.Second)
+		defer cancel()
+		got, err := chromedp.Run(ctx, chromedp.Poll[string](`document.querySelector('button[data-copy="snippet-js"]').textContent === "Copied" && window.getSelection().toString()`, chromedp.WithPollingInterval(50*time.Millisecond)))
+		if err != nil || got != snippet {
+			t.Errorf("after Copy at %d px: selection %q, %v; want the snippet selected and the button saying Copied", w.px, got, err)
+		}
+	}
 	// The results page's chart text, as drawn, is at least 11 px.
 	chartText := func(w width) {
 		t.Helper()
@@ -606,7 +622,7 @@ func TestDashboardLayoutInBrowser(t *testing.T) {
 	}
 	check("webhook-delete", fmt.Sprintf("%s/webhooks/%d/delete", a, downID), `main form`)
 	check("settings", a+"/settings", `textarea[name=allowedOrigins]`)
-	check("keys", a+"/settings/keys", `main table`)
+	check("keys", a+"/settings/keys", `main table`, copySnippet)
 	revoke := read(chromedp.Evaluate[string](`document.querySelector('a[href$="/revoke"]').getAttribute("href")`))
 	check("key-revoke", revoke, `main form`)
 	check("not-found", a+"/campaigns/999999", `main`)
