@@ -42,11 +42,14 @@ type chartSize struct {
 	MaxDays int
 	// PlotLeft, PlotRight and PlotH place the plot of the day charts.
 	PlotLeft, PlotRight, PlotH int
+	// NamesAbove puts each variant's name above its bar in the rate
+	// chart, rather than in a column of its own to the left.
+	NamesAbove bool
 }
 
 var (
 	wideChart   = chartSize{Class: "wide", W: 680, Font: 11, MaxDays: 8, PlotLeft: 56, PlotRight: 16, PlotH: 200}
-	narrowChart = chartSize{Class: "narrow", W: 340, Font: 12.5, MaxDays: 4, PlotLeft: 44, PlotRight: 20, PlotH: 160}
+	narrowChart = chartSize{Class: "narrow", W: 340, Font: 12.5, MaxDays: 4, PlotLeft: 44, PlotRight: 20, PlotH: 160, NamesAbove: true}
 )
 
 // charW is about the width of a character of the chart's text, for
@@ -54,7 +57,7 @@ var (
 func (s chartSize) charW() float64 { return 7 * s.Font / 11 }
 
 // fit shortens name to about width units of text, ending it in an
-// ellipsis; the whole name stays in the chart's table and legend title.
+// ellipsis; the results table above the charts has the whole name.
 func (s chartSize) fit(name string, width float64) string {
 	r := []rune(name)
 	n := int(width / s.charW())
@@ -122,11 +125,11 @@ func svgOpen(b *strings.Builder, s chartSize, h int, label string) {
 }
 
 // rateChart draws each variant's conversion rate as a bar with its 95%
-// interval as a whisker: wide, with the names in a column on the left;
-// narrow, with each name above its bar, which then spans the width.
+// interval as a whisker, the names in a column on the left or, narrow,
+// each above its bar, which then spans the width.
 func rateChart(bars []rateBar, s chartSize) string {
 	left, right, top, row := 170, 70, 24, 34
-	if s == narrowChart {
+	if s.NamesAbove {
 		left, right, top, row = 14, 66, 8, 26+int(s.Font)
 	}
 	h := top + row*len(bars) + 28
@@ -155,7 +158,7 @@ func rateChart(bars []rateBar, s chartSize) string {
 		if r.Control && !strings.EqualFold(name, "control") {
 			name += " (control)"
 		}
-		if s == narrowChart {
+		if s.NamesAbove {
 			fmt.Fprintf(&b, `<text x="%d" y="%s" fill="#0f172a">%s</text>`+"\n", left, num(float64(y)+s.Font), html.EscapeString(s.fit(name, float64(s.W-left))))
 			y += int(s.Font) + 4
 		} else {
