@@ -2,7 +2,7 @@ package handlers
 
 import (
 	"context"
-	"database/sql"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -41,6 +41,15 @@ func TestDatabaseUnavailableAnswers503(t *testing.T) {
 	t.Cleanup(e.Srv.Close)
 	e.App, e.Admin, e.Read, e.Cli = e.newApp("test", "enterprise", 1_000_000)
 
+	// A returning user, whom the assignment memory knows.
+	a, b := e.mustContent("A", "published"), e.mustContent("B", "published")
+	camp := num(e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/campaigns", e.App.ID), e.Admin, map[string]any{
+		"name": "Outage", "status": "active", "endDate": time.Now().Add(48 * time.Hour).Format(time.RFC3339),
+		"variants": []any{map[string]any{"contentViewId": a, "isControl": true}, map[string]any{"contentViewId": b}},
+	}), "id")
+	variantPath := pathf("/v1/apps-external/%d/campaigns/%d/variant", e.App.ID, camp)
+	returning := num(e.must(http.StatusOK, "POST", variantPath, e.Cli, map[string]any{"userId": "returning"}), "variantId")
+
 	writes := []struct{ name, method, path, key, body string }{
 		{"admin write", "POST", pathf("/v1/apps/%d/audiences", e.App.ID), e.Admin, `{"name":"A","definition":{"rules":[{"field":"plan","operator":"exists"}]}}`},
 		{"event (group commit)", "POST", pathf("/v1/apps/%d/events", e.App.ID), e.Cli, `{"eventId":"view","userId":"u1"}`},
@@ -48,6 +57,16 @@ func TestDatabaseUnavailableAnswers503(t *testing.T) {
 	outage := func(name string, start func() (end func())) {
 		t.Run(name, func(t *testing.T) {
 			end := start()
+			// Past the key cache's time, so that the key is due to be read
+			// again: the memory answers while that read waits.
+			time.Sleep(1100 * time.Millisecond)
+			t0 := time.Now()
+			rec := e.do("POST", variantPath, e.Cli, `{"userId":"returning"}`)
+			if rec.Code != http.StatusOK || variantOf(rec) != returning || time.Since(t0) > timeout {
+				end()
+				t.Fatalf("returning user during the outage: status=%d after %s body=%s, want 200 with variant %d from memory",
+					rec.Code, time.Since(t0), rec.Body.String(), returning)
+			}
 			for _, w := range writes {
 				t0 := time.Now()
 				rec := e.do(w.method, w.path, w.key, w.body)
@@ -240,4 +259,10 @@ func (p *pgProxy) closeAll() {
 	clear(p.conns)
 }
 
-var _ = sql.ErrNoRows
+func variantOf(rec interface{ Result() *http.Response }) int64 {
+	var m struct {
+		VariantID int64 `json:"variantId"`
+	}
+	json.NewDecoder(rec.Result().Body).Decode(&m)
+	return m.VariantID
+}

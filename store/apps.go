@@ -281,10 +281,31 @@ func (db *DB) Authenticate(ctx context.Context, plaintext string) (*Key, error) 
 	sum := keyHash(plaintext)
 	now := time.Now()
 	gen := db.gen.Load()
-	if c, ok := db.keys.get(sum); ok && c.gen == gen && now.Before(c.expires) {
+	if c, ok := db.keys.get(sum); ok && c.gen == gen {
+		if now.After(c.expires) {
+			// Nothing changed since it was read: answer from it and read
+			// it again in the background, so that a database that hangs
+			// never holds up a request the memory can answer. A change (a
+			// revocation) moves the generation, and is read on the path.
+			db.inBackground(sum, func(ctx context.Context) { db.loadKey(ctx, sum, now, gen) })
+		}
 		return c.key, nil
 	}
 	return db.loadKey(ctx, sum, now, gen)
+}
+
+// inBackground runs fn once at a time per key, with the request timeout,
+// on behalf of requests answered from a cache entry past its time.
+func (db *DB) inBackground(key any, fn func(ctx context.Context)) {
+	if _, busy := db.refreshing.LoadOrStore(key, true); busy {
+		return
+	}
+	go func() {
+		defer db.refreshing.Delete(key)
+		ctx, cancel := context.WithTimeout(context.Background(), db.timeout)
+		defer cancel()
+		fn(ctx)
+	}()
 }
 
 // loadKey reads a key by hash for Authenticate. It takes the hash by value:

@@ -36,9 +36,12 @@ import (
 type DB struct {
 	// timeout bounds a request's database work (Options.Timeout).
 	timeout time.Duration
-	write   *sql.DB
-	read    *sql.DB
-	path    string
+	// refreshing holds the cache entries being read again in the
+	// background (inBackground).
+	refreshing sync.Map
+	write      *sql.DB
+	read       *sql.DB
+	path       string
 
 	// Now is the clock every transaction reads; tests replace it.
 	Now func() time.Time

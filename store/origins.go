@@ -98,10 +98,19 @@ func (db *DB) AllowedOrigins(ctx context.Context, appID int64) ([]string, error)
 	now := time.Now()
 	gen := db.gen.Load()
 	if v, ok := db.origins.Load(appID); ok {
-		if c := v.(cachedOrigins); c.gen == gen && now.Before(c.expires) {
+		if c := v.(cachedOrigins); c.gen == gen {
+			if now.After(c.expires) {
+				// As for keys (Authenticate): answered from memory, read
+				// again off the request's path.
+				db.inBackground(appID, func(ctx context.Context) { db.loadOrigins(ctx, appID, now, gen) })
+			}
 			return c.list, nil
 		}
 	}
+	return db.loadOrigins(ctx, appID, now, gen)
+}
+
+func (db *DB) loadOrigins(ctx context.Context, appID int64, now time.Time, gen uint64) ([]string, error) {
 	var raw string
 	err := db.read.QueryRowContext(ctx, `SELECT allowed_origins FROM apps WHERE id = ?`, appID).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -47,6 +48,8 @@ type pgStore struct {
 	listen   *listener
 	leader   pgLeader
 	presence pgPresence
+	// self is this process's token in its change notifications.
+	self string
 }
 
 func openPostgres(ctx context.Context, target string, up bool, opts Options) (*DB, error) {
@@ -60,7 +63,7 @@ func openPostgres(ctx context.Context, target string, up bool, opts Options) (*D
 	if cc.ConnectTimeout <= 0 || cc.ConnectTimeout > connectTimeout {
 		cc.ConnectTimeout = connectTimeout
 	}
-	pg := &pgStore{cfg: cc, where: fmt.Sprintf("%s:%d", cc.Host, cc.Port), log: opts.Log}
+	pg := &pgStore{cfg: cc, where: fmt.Sprintf("%s:%d", cc.Host, cc.Port), log: opts.Log, self: rand.Text()}
 	wc, rc := sessionTimeouts(cc, opts.Timeout)
 	w := sql.OpenDB(rebindConnector{stdlib.GetConnector(*wc)})
 	// One writer connection, as on SQLite: the group commit gathers the

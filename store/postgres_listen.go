@@ -20,13 +20,26 @@ const changesChannel = "service_changes"
 // case a notification goes astray. The counter's row is written last in
 // the transaction, so concurrent changes queue on it only for the moment
 // before they commit.
+//
+// The notification carries this process's token, so that its own
+// listener passes over what its commit already told its caches, and the
+// counter's new value is noted once the commit is done, for the same
+// reason: a process starting its caches over at its own every change would
+// also make them forget what they know at the moment they may need it most,
+// when the database stops answering (see Authenticate).
 func (tx *Tx) notifyChanged() error {
-	if _, err := tx.exec(`INSERT INTO change_version (id, version) VALUES (1, 1)
-		ON CONFLICT (id) DO UPDATE SET version = change_version.version + 1`); err != nil {
+	var v int64
+	if err := tx.queryRow(`INSERT INTO change_version (id, version) VALUES (1, 1)
+		ON CONFLICT (id) DO UPDATE SET version = change_version.version + 1 RETURNING version`).Scan(&v); err != nil {
 		return err
 	}
-	_, err := tx.exec(`SELECT pg_notify('` + changesChannel + `', '')`)
-	return err
+	if _, err := tx.exec(`SELECT pg_notify('`+changesChannel+`', ?)`, tx.db.pg.self); err != nil {
+		return err
+	}
+	if l := tx.db.pg.listen; l != nil {
+		tx.after = append(tx.after, func() { l.committed(v) })
+	}
+	return nil
 }
 
 // listenBackoff bounds the pause between two attempts to get the
@@ -47,9 +60,22 @@ const versionCheck = 2 * time.Second
 type listener struct {
 	stop context.CancelFunc
 	done sync.WaitGroup
-	// version is the change counter as last read; known once it was.
+	// version is the change counter as last read, or as this process's
+	// own last change left it; known once it was read.
+	mu           sync.Mutex
 	version      int64
 	versionKnown bool
+}
+
+// committed notes the counter's value after a change of this process:
+// when it follows the value known, nothing else changed meanwhile, and
+// the next read need not start the caches over.
+func (l *listener) committed(v int64) {
+	l.mu.Lock()
+	if l.versionKnown && l.version == v-1 {
+		l.version = v
+	}
+	l.mu.Unlock()
 }
 
 func (db *DB) startListener() {
@@ -118,10 +144,13 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 	}
 	listening()
 	for {
-		if _, err := c.WaitForNotification(ctx); err != nil {
+		n, err := c.WaitForNotification(ctx)
+		if err != nil {
 			return err
 		}
-		db.gen.Add(1)
+		if n.Payload != db.pg.self {
+			db.gen.Add(1)
+		}
 	}
 }
 
@@ -134,10 +163,13 @@ func (db *DB) checkVersion(ctx context.Context) {
 		return
 	}
 	l := db.pg.listen
-	if l.versionKnown && v != l.version {
+	l.mu.Lock()
+	moved := l.versionKnown && v != l.version
+	l.version, l.versionKnown = v, true
+	l.mu.Unlock()
+	if moved {
 		db.gen.Add(1)
 	}
-	l.version, l.versionKnown = v, true
 }
 
 func (l *listener) close() {
