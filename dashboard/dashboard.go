@@ -287,7 +287,7 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	d.Log.LogAttrs(r.Context(), slog.LevelInfo, "request", slog.String("request_id", id),
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
+		slog.Int("status", rec.status), slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
 }
 
 // sameOrigin reports whether r may go on: any request that cannot change

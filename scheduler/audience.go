@@ -61,6 +61,6 @@ func (s *Audiences) Run(ctx context.Context) error {
 			continue
 		}
 		failures = 0
-		log.Debug("audiences recounted", "duration", time.Since(start))
+		log.Debug("audiences recounted", "duration_ms", float64(time.Since(start).Microseconds())/1000)
 	}
 }

@@ -530,7 +530,7 @@ func (d *Dispatcher) record(ctx context.Context, results <-chan store.AttemptOut
 			}
 			d.observe(res.OK())
 			d.Log.Log(ctx, lvl, "webhook attempt", "webhook", c.WebhookID, "delivery", c.ID, "event", c.Event,
-				"attempt", c.Attempt, "status", res.Status, "err", res.Err, "duration", res.Duration)
+				"attempt", c.Attempt, "status", res.Status, "err", res.Err, "duration_ms", float64(res.Duration.Microseconds())/1000)
 		}
 		if retry {
 			// A retry may now be due sooner than Run's timer.
