@@ -26,6 +26,6 @@ func main() {
 	err := cmd.Execute(ctx, schema)
 	stop()
 	if err != nil {
-		os.Exit(1)
+		os.Exit(cmd.ExitCode(err))
 	}
 }

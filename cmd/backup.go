@@ -28,6 +28,9 @@ renamed to --out, which must not exist yet.`,
 		if store.IsPostgresURL(db) {
 			return errPostgresBackup("backup")
 		}
+		if err := checkDB(db, false); err != nil {
+			return err
+		}
 		if out == "" {
 			return fmt.Errorf("--out is required")
 		}
@@ -64,6 +67,11 @@ have gone past the copy's), unless --force.`,
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if store.IsPostgresURL(db) {
 			return errPostgresBackup("restore")
+		}
+		// Only the form: restoring where no database is yet is how a copy
+		// comes back on a new machine.
+		if err := checkFormDB(db); err != nil {
+			return err
 		}
 		if from == "" {
 			return fmt.Errorf("--from is required")

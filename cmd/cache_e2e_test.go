@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
-	"service/internal/pgtest"
+	"service/internal/storetest"
 )
 
 // TestCacheE2ESecondProcess runs two servers on one file: a campaign
 // paused through one stops being assigned by the other, for new and for
 // returning users, although the other answers returning users from memory.
 func TestCacheE2ESecondProcess(t *testing.T) {
-	db := pgtest.DB(t, filepath.Join(t.TempDir(), "shared.db"))
+	db := storetest.DB(t, filepath.Join(t.TempDir(), "shared.db"))
 	app := e2eCLI(t, "apps", "create", "--db", db, "--name", "two")
 	appID := fmt.Sprint(e2eNum(app, "id"))
 	admin, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", appID, "--role", "admin")["key"].(string)

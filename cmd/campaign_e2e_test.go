@@ -12,7 +12,7 @@ import (
 // kills it with SIGKILL, restarts it on the same file and expects the same
 // variants, no second impression, and every counted impression kept.
 func TestCampaignE2EStickyAcrossCrash(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "e2e.db")
+	db := migratedAt(t, filepath.Join(t.TempDir(), "e2e.db"))
 	app := e2eCLI(t, "apps", "create", "--db", db, "--name", "e2e")
 	appID := fmt.Sprint(e2eNum(app, "id"))
 	admin, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", appID, "--role", "admin")["key"].(string)

@@ -19,7 +19,7 @@ import (
 // commits into the database file, and ends with the server even when the
 // server is killed with SIGKILL, so no process outlives it.
 func TestServeCheckpointsInAChildProcess(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "ckpt.db")
+	db := migratedAt(t, filepath.Join(t.TempDir(), "ckpt.db"))
 	app := e2eCLI(t, "apps", "create", "--db", db, "--name", "ckpt", "--plan", "enterprise", "--rate-limit", "100000000")
 	appID := fmt.Sprint(e2eNum(app, "id"))
 	client, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", appID, "--role", "client")["key"].(string)

@@ -25,6 +25,7 @@ import (
 
 	"service/internal/fixture"
 	"service/internal/pgtest"
+	"service/internal/storetest"
 	"service/store"
 )
 
@@ -136,7 +137,20 @@ func cliNum(t *testing.T, m map[string]any, k string) int64 {
 	return int64(f)
 }
 
-func cliDB(t *testing.T) string { return pgtest.DB(t, filepath.Join(t.TempDir(), "cli.db")) }
+// cliDB is a migrated database of the test's own, as serve or migrate would
+// leave it: the other commands refuse a SQLite file that is not there.
+func cliDB(t *testing.T) string { return storetest.DB(t, filepath.Join(t.TempDir(), "cli.db")) }
+
+// migratedAt puts a migrated database at the SQLite path db when nothing
+// is there yet, as serve's first start would, and returns db; a
+// PostgreSQL URL is returned as it is.
+func migratedAt(t *testing.T, db string) string {
+	t.Helper()
+	if store.IsPostgresURL(db) {
+		return db
+	}
+	return pgtest.MigratedSQLite(t, db, storetest.Migrate)
+}
 
 func TestCLIAppsCreate(t *testing.T) {
 	db := cliDB(t)
@@ -541,6 +555,82 @@ func TestCLIDBDirectoryMissing(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); err == nil {
 		t.Fatal("the directory was created")
+	}
+}
+
+// TestCLIDBRefused: a --db that names no usable database is refused
+// before anything is opened, with exit status 2 and a message that says
+// what to do. A SQLite file that is not there is refused by every command
+// but those that create one (serve, migrate, seed), which still do; an
+// empty --db and a URL of another scheme are refused by every command,
+// without printing the URL's password.
+func TestCLIDBRefused(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "dta.db")
+	const mysql = "mysql://root:hunter2-secret@db.example/service"
+	keyFile := filepath.Join(dir, "new.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("A", 43)+"=\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	commands := [][]string{
+		{"apps", "list"}, {"apps", "create", "--name", "A"}, {"apps", "update", "--id", "1", "--name", "B"},
+		{"apps", "delete", "--id", "1"}, {"keys", "list", "--app", "1"}, {"keys", "create", "--app", "1", "--role", "admin"},
+		{"keys", "revoke", "--id", "1"}, {"users", "list"}, {"users", "create", "--email", "a@example.com"},
+		{"users", "delete", "--email", "a@example.com"}, {"audit"},
+		{"secrets", "rotate-key", "--new-key-file", keyFile}, {"backup", "--out", filepath.Join(dir, "copy.db")},
+	}
+	creators := [][]string{{"serve", "--addr", "127.0.0.1:0"}, {"migrate"}, {"seed"}}
+	forms := []string{"a SQLite file path", "postgres://", "postgresql://"}
+	for _, tc := range []struct {
+		name, db string
+		cmds     [][]string
+		want     []string
+	}{
+		{"MissingFile", missing, commands, []string{"no database at " + missing + " (serve, migrate or seed creates one)"}},
+		{"Empty", "", append(append(append([][]string{}, commands...), creators...), []string{"restore", "--from", missing}, []string{"migrate", "schema"}),
+			append([]string{`no database at ""`}, forms...)},
+		{"OtherScheme", mysql, append(append(append([][]string{}, commands...), creators...), []string{"restore", "--from", missing}, []string{"migrate", "schema"}),
+			append([]string{"mysql://"}, forms...)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, args := range tc.cmds {
+				r := cliRun(t, nil, append(args, "--db", tc.db)...)
+				if r.code != 2 || r.stdout != "" {
+					t.Fatalf("%v: exit %d, stdout %q, stderr %q; want exit 2 and nothing on stdout", args, r.code, r.stdout, r.stderr)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(r.stderr, w) {
+						t.Fatalf("%v: stderr %q does not say %q", args, r.stderr, w)
+					}
+				}
+				if strings.Contains(r.stderr, "hunter2") {
+					t.Fatalf("%v: stderr prints the URL's password: %q", args, r.stderr)
+				}
+			}
+		})
+	}
+	// The environment's SERVICE_DB is checked as --db is.
+	if r := cliRun(t, cliEnv("SERVICE_DB="+missing), "apps", "list"); r.code != 2 || !strings.Contains(r.stderr, "no database at "+missing) {
+		t.Fatalf("SERVICE_DB missing: exit %d, stderr %q", r.code, r.stderr)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "new.key" {
+			t.Fatalf("a refused command left %s behind", e.Name())
+		}
+	}
+	if _, err := os.Stat("mysql:"); err == nil {
+		t.Fatal("a refused command created the directory mysql:")
+	}
+
+	// What creates a database still does, and the others then use it.
+	for _, args := range [][]string{{"migrate"}, {"seed"}} {
+		db := filepath.Join(t.TempDir(), "new.db")
+		cliJSON(t, nil, append(args, "--db", db)...)
+		cliJSON(t, nil, "apps", "list", "--db", db)
 	}
 }
 

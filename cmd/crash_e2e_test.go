@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"service/internal/pgtest"
+	"service/internal/storetest"
 )
 
 // TestCrashUnderLoadKeepsAcknowledgedWrites kills the server with SIGKILL
@@ -22,7 +22,7 @@ import (
 // write that was answered before the kill: the same variant with no second
 // impression, and each event found again by its logId.
 func TestCrashUnderLoadKeepsAcknowledgedWrites(t *testing.T) {
-	db := pgtest.DB(t, filepath.Join(t.TempDir(), "crash.db"))
+	db := storetest.DB(t, filepath.Join(t.TempDir(), "crash.db"))
 	app := e2eCLI(t, "apps", "create", "--db", db, "--name", "crash", "--plan", "enterprise", "--rate-limit", "100000000")
 	appID := fmt.Sprint(e2eNum(app, "id"))
 	admin, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", appID, "--role", "admin")["key"].(string)
@@ -132,7 +132,7 @@ func TestCrashUnderLoadKeepsAcknowledgedWrites(t *testing.T) {
 // client sent), every block its creation entry, every rename its entry,
 // and no entry names a change that is not there.
 func TestCrashKeepsChangesWithTheirAuditEntries(t *testing.T) {
-	db := pgtest.DB(t, filepath.Join(t.TempDir(), "crash-audit.db"))
+	db := storetest.DB(t, filepath.Join(t.TempDir(), "crash-audit.db"))
 	app := e2eCLI(t, "apps", "create", "--db", db, "--name", "audit", "--plan", "enterprise", "--rate-limit", "100000000")
 	appID := fmt.Sprint(e2eNum(app, "id"))
 	admin, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", appID, "--role", "admin")["key"].(string)

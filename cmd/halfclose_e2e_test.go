@@ -51,7 +51,7 @@ func halfClosed(t *testing.T, s *e2eServer, method, path, key, body string) (int
 // and then closes its sending side gets the normal answer on every write
 // route family, the write is stored, and the server logs no error.
 func TestHalfClosedClientWritesComplete(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "half.db")
+	db := migratedAt(t, filepath.Join(t.TempDir(), "half.db"))
 	app := strconv.FormatInt(e2eNum(e2eCLI(t, "apps", "create", "--db", db, "--name", "half"), "id"), 10)
 	admin, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", app, "--role", "admin")["key"].(string)
 	client, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", app, "--role", "client")["key"].(string)

@@ -23,6 +23,9 @@ func newMigrateCmd(schema string) *cobra.Command {
 		if len(args) > 0 {
 			action = args[0]
 		}
+		if err := checkFormDB(*db); err != nil {
+			return err
+		}
 		if action == "schema" {
 			// The schema the latest migration leaves, with no database
 			// needed: PostgreSQL's for a postgres:// URL, else SQLite's.
@@ -33,7 +36,7 @@ func newMigrateCmd(schema string) *cobra.Command {
 			_, err := io.WriteString(cmd.OutOrStdout(), text)
 			return err
 		}
-		if err := checkDBDir(*db); err != nil {
+		if err := checkDB(*db, true); err != nil {
 			return err
 		}
 		// Open migrates up by itself; only "down" must avoid that.

@@ -21,6 +21,7 @@ import (
 // CLI and returns the app id and the keys.
 func opsApp(t *testing.T, db string) (app int64, admin, client string) {
 	t.Helper()
+	migratedAt(t, db)
 	app = cliNum(t, cliJSON(t, nil, "apps", "create", "--db", db, "--name", "ops", "--plan", "enterprise", "--rate-limit", "1000000"), "id")
 	admin = cliJSON(t, nil, "keys", "create", "--db", db, "--app", fmt.Sprint(app), "--role", "admin")["key"].(string)
 	client = cliJSON(t, nil, "keys", "create", "--db", db, "--app", fmt.Sprint(app), "--role", "client")["key"].(string)

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -134,12 +135,89 @@ func addDBFlag(cmd *cobra.Command) *string {
 
 // openDB opens and migrates the database for a one-shot command. It works
 // while a server runs on the same file: WAL lets both read, and writers
-// take turns through busy_timeout.
+// take turns through busy_timeout. A SQLite file that is not there is
+// refused: for a command that reads or changes what exists it is a typo,
+// and opening it would create an empty database and answer from it.
 func openDB(cmd *cobra.Command, path string) (*store.DB, error) {
-	if err := checkDBDir(path); err != nil {
+	if err := checkDB(path, false); err != nil {
 		return nil, err
 	}
 	return store.Open(cmd.Context(), path)
+}
+
+// openOrCreateDB is openDB for a command that creates the database when
+// it is not there (seed).
+func openOrCreateDB(cmd *cobra.Command, path string) (*store.DB, error) {
+	if err := checkDB(path, true); err != nil {
+		return nil, err
+	}
+	return store.Open(cmd.Context(), path)
+}
+
+// ExitCode is the exit status of a command that returned err: 0 for nil,
+// 2 when --db names no database the command can use (a usage error, which
+// a script can tell from a failure of the work itself), else 1.
+func ExitCode(err error) int {
+	var u *usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &u):
+		return 2
+	}
+	return 1
+}
+
+// usageError is a failure of the command line itself, before any work.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+// urlScheme matches a --db that is a URL, whose scheme is then one the
+// store speaks or a mistake: SQLite would take "mysql://host/x" for a
+// relative path and create directories named after the host.
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*://`)
+
+// supportedDB names what --db accepts, for the messages that refuse one.
+const supportedDB = "a SQLite file path, a postgres:// URL or a postgresql:// URL"
+
+// checkFormDB refuses a --db that is neither a file path nor a PostgreSQL
+// URL: an empty one (SQLite would open a temporary database that vanishes
+// on close) or another URL scheme. It names only the scheme of a URL,
+// whose rest may hold a password.
+func checkFormDB(path string) error {
+	switch {
+	case store.IsPostgresURL(path):
+		return nil
+	case path == "":
+		return usagef(`no database at "": --db is empty; give %s`, supportedDB)
+	case urlScheme.MatchString(path):
+		return usagef("--db %s…: not a supported database; give %s", urlScheme.FindString(path), supportedDB)
+	}
+	return nil
+}
+
+// checkDB checks --db before anything opens it: its form, its directory,
+// and, unless the command creates databases (serve, migrate, seed), that
+// the SQLite file exists.
+func checkDB(path string, creates bool) error {
+	if err := checkFormDB(path); err != nil || store.IsPostgresURL(path) {
+		return err
+	}
+	if err := checkDBDir(path); err != nil {
+		return err
+	}
+	if creates {
+		return nil
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return usagef("no database at %s (serve, migrate or seed creates one)", path)
+	}
+	return nil
 }
 
 // checkDBDir says plainly when the database's directory is missing: SQLite
@@ -153,11 +231,11 @@ func checkDBDir(path string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("--db %s: directory %s does not exist; create it first", path, dir)
+		return usagef("--db %s: directory %s does not exist; create it first", path, dir)
 	case err != nil:
 		return fmt.Errorf("--db %s: %w", path, err)
 	case !fi.IsDir():
-		return fmt.Errorf("--db %s: %s is not a directory", path, dir)
+		return usagef("--db %s: %s is not a directory", path, dir)
 	}
 	return nil
 }

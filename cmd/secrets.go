@@ -43,6 +43,9 @@ from --old-key-file or ` + envSecretKey + `, the new one from --new-key-file or
 	oldFile := rotate.Flags().String("old-key-file", "", "file holding the current key(s); or set "+envSecretKey)
 	newFile := rotate.Flags().String("new-key-file", "", "file holding the new key first (required, or set "+envNewSecretKey+")")
 	rotate.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := checkDB(*rdb, false); err != nil {
+			return err
+		}
 		newKeys, err := readKeys("--new-key-file", *newFile, envNewSecretKey, os.Getenv(envNewSecretKey))
 		if err != nil {
 			return err

@@ -176,6 +176,7 @@ func secPublish(s *e2eServer, t *testing.T, app int64, key, name string) {
 
 func secApp(t *testing.T, db string) (int64, string) {
 	t.Helper()
+	migratedAt(t, db)
 	app := e2eNum(e2eCLI(t, "apps", "create", "--db", db, "--name", "sec"), "id")
 	key, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", strconv.FormatInt(app, 10), "--role", "admin")["key"].(string)
 	return app, key

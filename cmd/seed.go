@@ -12,7 +12,7 @@ func newSeedCmd() *cobra.Command {
 	}
 	db := addDBFlag(seed)
 	seed.RunE = func(cmd *cobra.Command, args []string) error {
-		d, err := openDB(cmd, *db)
+		d, err := openOrCreateDB(cmd, *db)
 		if err != nil {
 			return err
 		}

@@ -129,7 +129,7 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 		debug.SetMemoryLimit(defaultMemoryLimit)
 	}
 
-	if err := checkDBDir(c.DB); err != nil {
+	if err := checkDB(c.DB, true); err != nil {
 		return err
 	}
 	opts := store.Options{Log: log, Timeout: c.DBTimeout}

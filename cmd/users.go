@@ -33,6 +33,10 @@ func newUsersCmd() *cobra.Command {
 		if *email == "" {
 			return errors.New("--email is required")
 		}
+		// Before the prompt: a typo in --db is said before a password is typed.
+		if err := checkDB(*db, false); err != nil {
+			return err
+		}
 		password, err := readPassword(cmd, *pwFile)
 		if err != nil {
 			return err

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"service/internal/pgtest"
+	"service/internal/storetest"
 	"service/webhooks"
 )
 
@@ -32,7 +32,7 @@ func webhookDeliveries(s *e2eServer, t *testing.T, key string, hook int64) []map
 // is down survives kill -9 of the server, and after a restart it arrives
 // once, with the delivery id recorded before the crash.
 func TestWebhookE2EDeliverySurvivesKill(t *testing.T) {
-	db := pgtest.DB(t, filepath.Join(t.TempDir(), "hooks.db"))
+	db := storetest.DB(t, filepath.Join(t.TempDir(), "hooks.db"))
 	app := e2eNum(e2eCLI(t, "apps", "create", "--db", db, "--name", "hooks"), "id")
 	key, _ := e2eCLI(t, "keys", "create", "--db", db, "--app", strconv.FormatInt(app, 10), "--role", "admin")["key"].(string)
 
