@@ -1,11 +1,17 @@
 package cmd_test
 
 import (
+	"fmt"
 	"net"
+	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"service/internal/pgtest"
 	"service/migrations"
 )
 
@@ -87,4 +93,89 @@ func TestCLIPostgresFileTools(t *testing.T) {
 	if got := cliRun(t, nil, "migrate", "schema").stdout; !strings.Contains(got, "WITHOUT ROWID") {
 		t.Fatalf("migrate schema printed %.200q…, want the SQLite schema", got)
 	}
+}
+
+// TestCLIPostgresMissingDatabase: a URL naming a database that does not
+// exist fails with that cause first and says to create it with createdb,
+// whether or not the URL says sslmode=disable: under the default
+// (prefer) a server without TLS refuses the first attempt, and that
+// refusal used to come first. Run against a stand-in server that speaks
+// PostgreSQL's protocol as a local server without TLS does, and in the
+// PostgreSQL run against the real server too.
+func TestCLIPostgresMissingDatabase(t *testing.T) {
+	servers := map[string]string{"StandIn": pgMissingDatabaseServer(t)}
+	if admin := os.Getenv(pgtest.ServerEnv); admin != "" {
+		u, err := url.Parse(admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers["Server"] = u.Host
+	}
+	name := fmt.Sprintf("no_such_db_%d", os.Getpid())
+	for server, host := range servers {
+		for _, query := range []string{"", "?sslmode=disable"} {
+			for _, args := range [][]string{{"apps", "list"}, {"serve", "--addr", "127.0.0.1:0"}} {
+				t.Run(fmt.Sprintf("%s/%s/%q", server, args[0], query), func(t *testing.T) {
+					r := cliRun(t, nil, append(args, "--db", "postgres://postgres@"+host+"/"+name+query)...)
+					lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+					if r.code == 0 || len(lines) != 1 {
+						t.Fatalf("exit %d, stderr %q; want a failure in one line", r.code, r.stderr)
+					}
+					for _, want := range []string{"postgres at " + host + `: database "` + name + `" does not exist`,
+						"create it with createdb", "createdb -h " + strings.Split(host, ":")[0]} {
+						if !strings.Contains(r.stderr, want) {
+							t.Fatalf("stderr %q does not say %q", r.stderr, want)
+						}
+					}
+					if strings.Contains(r.stderr, "tls") {
+						t.Fatalf("stderr %q speaks of TLS before the cause", r.stderr)
+					}
+				})
+			}
+		}
+	}
+}
+
+// pgMissingDatabaseServer answers as a PostgreSQL server without TLS
+// that has no database of the name asked for: it refuses TLS, then ends
+// the startup with FATAL 3D000. It returns its address.
+func pgMissingDatabaseServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				be := pgproto3.NewBackend(c, c)
+				for {
+					msg, err := be.ReceiveStartupMessage()
+					if err != nil {
+						return
+					}
+					switch m := msg.(type) {
+					case *pgproto3.SSLRequest, *pgproto3.GSSEncRequest:
+						if _, err := c.Write([]byte("N")); err != nil {
+							return
+						}
+					case *pgproto3.StartupMessage:
+						be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "3D000",
+							Message: fmt.Sprintf("database %q does not exist", m.Parameters["database"])})
+						_ = be.Flush()
+						return
+					default:
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
 }

@@ -81,7 +81,7 @@ func openPostgres(ctx context.Context, target string, up bool, opts Options) (*D
 	if err != nil {
 		w.Close()
 		r.Close()
-		return nil, fmt.Errorf("postgres at %s: %w", pg.where, err)
+		return nil, connectError(pg.where, cc, err)
 	}
 	db := &DB{write: w, read: r, path: target, Now: time.Now, lockWait: writeLockWait, timeout: opts.Timeout, pg: pg, dia: &postgresDialect}
 	// pgx keeps each connection's statements prepared by itself.
@@ -99,6 +99,36 @@ func openPostgres(ctx context.Context, target string, up bool, opts Options) (*D
 	db.startListener()
 	return db, nil
 }
+
+// connectError says why the first connection failed, leading with the
+// server's own answer when there is one. pgx reports every attempt, and
+// under sslmode=prefer (the default) the first is TLS, which a local
+// server without TLS refuses: "tls error: server refused TLS connection"
+// came first, and the real cause (a database that does not exist, a
+// password refused) second. A database that does not exist is the first
+// run's usual mistake, so its message says how to create it.
+func connectError(where string, cc *pgx.ConnConfig, err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("postgres at %s: %w", where, err)
+	}
+	msg := fmt.Sprintf("postgres at %s: %s (SQLSTATE %s)", where, pe.Message, pe.Code)
+	if pe.Code == pgInvalidCatalogName {
+		msg += fmt.Sprintf("; create it with createdb (createdb -h %s -p %d -U %s %s), then run this again",
+			cc.Host, cc.Port, cc.User, cc.Database)
+	}
+	return &openError{msg: msg, err: err}
+}
+
+// openError is a failure to open the database, with a message of its own
+// over the driver's error, which it keeps for errors.As.
+type openError struct {
+	msg string
+	err error
+}
+
+func (e *openError) Error() string { return e.msg }
+func (e *openError) Unwrap() error { return e.err }
 
 // pgMigrator runs golang-migrate on a connection of its own, without the
 // placeholder rewriting: migrations are plain SQL. golang-migrate's
@@ -191,6 +221,7 @@ const (
 	pgCharacterNotInRepertoire = "22021"
 	pgDeadlockDetected         = "40P01"
 	pgSerializationFailure     = "40001"
+	pgInvalidCatalogName       = "3D000" // the database named does not exist
 )
 
 // lostToConcurrent reports whether err is a write transaction's loss to a
