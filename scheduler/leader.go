@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"log/slog"
+	"os"
 	"sync"
 
 	"service/store"
@@ -30,7 +31,10 @@ func (l *Leader) Run(ctx context.Context) error {
 			}
 			return err
 		}
-		l.Log.Info("leading the scheduled work")
+		// Which process leads, so that the logs of several say it:
+		// the pid on one machine, the host across machines.
+		host, _ := os.Hostname()
+		l.Log.Info("leading the scheduled work", "pid", os.Getpid(), "host", host)
 		var wg sync.WaitGroup
 		for _, w := range l.Work {
 			wg.Add(1)

@@ -89,6 +89,8 @@ type DB struct {
 	// leading is whether this process leads the scheduled work (see
 	// leader.go).
 	leading atomic.Bool
+	// lead is the election on SQLite (sqlite_leader.go).
+	lead fileLeader
 
 	// pg is the PostgreSQL store's own state; nil on SQLite.
 	pg *pgStore
@@ -280,6 +282,8 @@ func (db *DB) Close() error {
 	if db.pg != nil {
 		db.closeLeader()
 		db.closePresence()
+	} else {
+		db.closeFileLeader()
 	}
 	if db.batch != nil {
 		db.batch.close()

@@ -8,10 +8,10 @@ import (
 
 // Scheduled work (the campaign scheduler, the audience recount, event
 // retention) runs on one process of those that share a database: the
-// leader. On SQLite every process leads, as before there were leaders: the
-// file has one writer at a time, and each scheduled change is a
-// conditional update that a second mover finds done. On PostgreSQL the
-// processes elect one (see postgres_leader.go).
+// leader. The processes elect one with a lock that the system releases
+// when its holder dies: a lock file on SQLite (sqlite_leader.go), an
+// advisory lock on PostgreSQL (postgres_leader.go). Each scheduled change
+// is also a conditional update, so a second mover would find it done.
 
 // ErrNotLeader is the error of a write made under a leadership that has
 // ended: the process that made it no longer leads, so the write is not
@@ -49,18 +49,12 @@ func (l *Leadership) Release() {
 }
 
 // AwaitLeadership returns once this process leads the scheduled work, or
-// with ctx's error once ctx ends. On SQLite it returns at once: every
-// process leads.
+// with ctx's error once ctx ends.
 func (db *DB) AwaitLeadership(ctx context.Context) (*Leadership, error) {
 	if db.pg != nil {
 		return db.awaitLeadershipPG(ctx)
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	lctx, cancel := context.WithCancel(ctx)
-	db.leading.Store(true)
-	return &Leadership{ctx: lctx, cancel: cancel, release: func() { db.leading.Store(false) }}, nil
+	return db.awaitLeadershipFile(ctx)
 }
 
 // Leading reports whether this process leads the scheduled work now.

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"os"
 	"sync"
 	"time"
 
@@ -62,11 +63,16 @@ type pgLeader struct {
 }
 
 func (db *DB) awaitLeadershipPG(ctx context.Context) (*Leadership, error) {
-	failing := false
+	failing, told := false, false
 	for {
 		l, err := db.tryLead(ctx)
 		if l != nil {
 			return l, nil
+		}
+		// Once, so that the replicas' logs say which one waits.
+		if err == nil && !told && db.pg.log != nil {
+			told = true
+			db.pg.log.Info("another process leads the scheduled work; waiting to lead", "pid", os.Getpid())
 		}
 		if err == errClosed {
 			return nil, err

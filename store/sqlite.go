@@ -106,6 +106,7 @@ func openSQLite(ctx context.Context, path string, up bool, opts Options) (*DB, e
 	r.SetConnMaxLifetime(0)
 
 	db := &DB{write: w, read: r, path: path, Now: time.Now, lockWait: writeLockWait, timeout: opts.Timeout, dia: &sqliteDialect}
+	db.lead.log = opts.Log
 	db.wstmts, db.rstmts = newStmtCache(w, true), newStmtCache(r, false)
 	db.wstmts.dia, db.rstmts.dia = db.dia, db.dia
 	// The group commit's multi-row inserts are prepared while the writer is
