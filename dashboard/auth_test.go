@@ -27,6 +27,13 @@ func TestSetupLink(t *testing.T) {
 	})
 	form := b.get("/setup?token=" + token)
 	wantStatus(t, form, http.StatusOK)
+	t.Run("SaysHowMoreUsersCome", func(t *testing.T) {
+		for _, want := range []string{"invitation", "Settings → Members", "<code>service users create</code>"} {
+			if !strings.Contains(form.body, want) {
+				t.Fatalf("the setup page does not say %q:\n%s", want, form.body)
+			}
+		}
+	})
 	csrf := csrfOf(t, form.body)
 	send := func(v url.Values) page {
 		v.Set("token", token)
