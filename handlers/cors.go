@@ -35,18 +35,30 @@ func (s *Server) allowOrigin(w http.ResponseWriter, r *http.Request) bool {
 	if _, ok := r.Header["Origin"]; !ok {
 		return false
 	}
-	origins := []string{store.AnyOrigin}
+	var app int64
 	if raw := param(r, "appId"); raw != "" {
 		// A malformed id keeps the default: the request itself then gets
 		// the API's 400, readable by the page.
 		if id, err := strconv.ParseInt(raw, 10, 64); err == nil && id > 0 {
-			list, err := s.DB.AllowedOrigins(r.Context(), id)
-			if err != nil {
-				s.Log.Error("allowed origins", "app", id, "err", err)
-				return false
-			}
-			origins = list
+			app = id
 		}
+	}
+	return s.allowAppOrigin(w, r, app)
+}
+
+// allowAppOrigin sets Access-Control-Allow-Origin as the app's allowed
+// origins say (any origin for app 0) and reports whether the request's
+// origin is allowed; allowOrigin has set Vary and seen an Origin.
+func (s *Server) allowAppOrigin(w http.ResponseWriter, r *http.Request, app int64) bool {
+	h := w.Header()
+	origins := []string{store.AnyOrigin}
+	if app > 0 {
+		list, err := s.DB.AllowedOrigins(r.Context(), app)
+		if err != nil {
+			s.Log.Error("allowed origins", "app", app, "err", err)
+			return false
+		}
+		origins = list
 	}
 	origin := r.Header.Get("Origin")
 	for _, o := range origins {

@@ -108,6 +108,9 @@ func (s *Server) routes() *httprouter.Router {
 	rt.Handler(http.MethodGet, "/livez", s.instrument("/livez", http.HandlerFunc(s.handleLivez)))
 	s.served = append(s.served, Route{"GET", "/livez"})
 	s.serveOpenAPI(rt)
+	// OpenFeature's remote evaluation, at the root where its providers
+	// look for it (ofrep.go).
+	s.ofrepRoutes(rt)
 
 	// SDK routes also answer CORS preflights, registered once per path at
 	// the end with the path's SDK methods.
@@ -411,11 +414,22 @@ func cutBearer(h string) (string, bool) {
 // limit applies the app's per-minute limit and sets the X-RateLimit
 // headers; it answers 429 itself and returns false when over.
 func (s *Server) limit(w http.ResponseWriter, r *http.Request, key *store.Key) bool {
-	limit := key.RateLimit
+	// SDK traffic comes from many end users, so it gets its own, larger
+	// budget and cannot starve the management API (or be starved by it).
+	limit, reset, ok := s.take(w, r, key, key.Role == store.RoleClient)
+	if !ok {
+		writeErrorCode(w, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "rate limit exceeded", map[string]any{"limit": limit, "retryAfter": reset})
+	}
+	return ok
+}
+
+// take counts the request in the app's management budget, or with sdk in
+// its SDK budget (a hundred times larger), and sets the X-RateLimit
+// headers, and Retry-After when it is over; the caller answers the 429.
+func (s *Server) take(w http.ResponseWriter, r *http.Request, key *store.Key, sdk bool) (limit, reset int, ok bool) {
+	limit = key.RateLimit
 	class := 0
-	if key.Role == store.RoleClient {
-		// SDK traffic comes from many end users, so it gets its own, larger
-		// budget and cannot starve the management API (or be starved by it).
+	if sdk {
 		limit *= 100
 		class = 1
 	}
@@ -438,10 +452,8 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, key *store.Key) b
 	if !ok {
 		s.observeRateLimited(key.AppID)
 		h["Retry-After"] = hv.reset[:]
-		writeErrorCode(w, http.StatusTooManyRequests, "RATE_LIMIT_EXCEEDED", "rate limit exceeded", map[string]any{"limit": limit, "retryAfter": reset})
-		return false
 	}
-	return true
+	return limit, reset, ok
 }
 
 // now is the time a request is judged at: the Now clock when one is set,

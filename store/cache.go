@@ -16,7 +16,10 @@ import (
 // liveCampaign is what the SDK hot paths need of a campaign, read from
 // SQLite once per change instead of once per request.
 type liveCampaign struct {
-	id, appID  int64
+	id, appID int64
+	// keyJSON is the campaign's key as a JSON string, for OpenFeature's
+	// answers.
+	keyJSON    []byte
 	status     string
 	start, end int64 // ms; math.MinInt64 / math.MaxInt64 when unset
 	audienceID int64 // 0: everyone
@@ -37,6 +40,9 @@ type liveVariant struct {
 	// answer is the variant response up to `"impressionRecorded":`, encoded
 	// once, so a returning user's answer is two appends.
 	answer []byte
+	// flag is the whole OpenFeature evaluation of a user assigned this
+	// variant, encoded once for the same reason.
+	flag []byte
 }
 
 func (c *liveCampaign) variantIndex(id int64) int {
@@ -180,13 +186,13 @@ func (db *DB) activeCampaigns(ctx context.Context, appID int64) ([]*liveCampaign
 func (db *DB) loadLive(ctx context.Context, id int64) (*liveCampaign, error) {
 	lc := &liveCampaign{id: id, start: math.MinInt64, end: math.MaxInt64}
 	var start, end, audience sql.NullInt64
-	var goal, nsID sql.NullString
+	var goal, nsID, key sql.NullString
 	var nsStart, nsEnd sql.NullFloat64
 	var assignment string
 	var cupedDays int64
 	err := db.read.QueryRowContext(ctx, `SELECT app_id, status, start_at, end_at, audience_id, assignment_type, goal_event_id,
-		namespace_id, namespace_start, namespace_end, cuped_lookback_days FROM campaigns WHERE id = ?`, id).
-		Scan(&lc.appID, &lc.status, &start, &end, &audience, &assignment, &goal, &nsID, &nsStart, &nsEnd, &cupedDays)
+		namespace_id, namespace_start, namespace_end, cuped_lookback_days, key FROM campaigns WHERE id = ?`, id).
+		Scan(&lc.appID, &lc.status, &start, &end, &audience, &assignment, &goal, &nsID, &nsStart, &nsEnd, &cupedDays, &key)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("campaign")
 	} else if err != nil {
@@ -199,6 +205,7 @@ func (db *DB) loadLive(ctx context.Context, id int64) (*liveCampaign, error) {
 		lc.end = end.Int64
 	}
 	lc.audienceID = audience.Int64
+	lc.keyJSON = jsonjs.AppendQuote(nil, key.String)
 	lc.roundRobin = assignment == AssignRoundRobin
 	lc.goal = goal.String
 	lc.ns = scanNamespace(nsID, nsStart, nsEnd)
@@ -223,7 +230,8 @@ func (db *DB) loadLive(ctx context.Context, id int64) (*liveCampaign, error) {
 		if err := rows.Scan(&vid, &vname, &weight, &cid, &cname, &cstatus, &items); err != nil {
 			return nil, err
 		}
-		lc.variants = append(lc.variants, liveVariant{id: vid, answer: variantAnswer(id, vid, vname, cid, cname, cstatus, items)})
+		lc.variants = append(lc.variants, liveVariant{id: vid, answer: variantAnswer(id, vid, vname, cid, cname, cstatus, items),
+			flag: flagAnswer(lc, vid, vname, cid)})
 		lc.weights = append(lc.weights, weight)
 	}
 	return lc, rows.Err()

@@ -40,22 +40,59 @@ const (
 // read of the campaign. A new user is assigned, and the assignment and its
 // impression are committed (group commit) before the answer is returned.
 func (db *DB) Variant(ctx context.Context, appID, campaignID int64, req *VariantRequest, dst []byte) ([]byte, error) {
+	return db.answerOne(ctx, appID, campaignID, req, dst, appendVariant)
+}
+
+// answerOne evaluates one campaign for one user and appends the answer
+// as enc writes it: the variant route's and OpenFeature's share
+// everything but the encoding.
+func (db *DB) answerOne(ctx context.Context, appID, campaignID int64, req *VariantRequest, dst []byte, enc encoder) ([]byte, error) {
 	lc, err := db.liveCampaign(ctx, appID, campaignID)
 	if err != nil {
 		return dst, err
 	}
-	b, _, err := db.variantFor(ctx, lc, req, dst)
+	ev, err := db.evaluate(ctx, lc, req)
 	if err != nil {
-		return b, err
+		return dst, err
 	}
+	dst = enc(dst, lc, ev)
 	// A new user's attributes were merged in the assignment's own
 	// transaction, before its audience check; anyone else's are merged now.
-	return b, db.noteAttributes(ctx, appID, req)
+	return dst, db.noteAttributes(ctx, appID, req)
+}
+
+// encoder appends the answer of an evaluation of lc.
+type encoder func(dst []byte, lc *liveCampaign, ev evaluation) []byte
+
+// evaluation is what one campaign answers one user.
+type evaluation struct {
+	// variant is the index of the user's variant in the campaign's
+	// variants, -1 when the user is not assigned, for reason.
+	variant  int
+	reason   string
+	recorded bool // this request assigned the user and counted the impression
+}
+
+// appendVariant encodes an evaluation as the variant route answers it.
+func appendVariant(dst []byte, lc *liveCampaign, ev evaluation) []byte {
+	if ev.variant < 0 {
+		return appendNotAssigned(dst, lc.id, ev.reason)
+	}
+	return appendAssigned(dst, &lc.variants[ev.variant], ev.recorded)
 }
 
 // Variants answers the variant request for every active campaign of the app
 // at once, listing the campaigns the user is assigned in.
 func (db *DB) Variants(ctx context.Context, appID int64, req *VariantRequest, dst []byte) ([]byte, error) {
+	dst = append(dst, `{"data":[`...)
+	dst, err := db.answerAll(ctx, appID, req, dst, appendVariant, true)
+	return append(dst, "]}"...), err
+}
+
+// answerAll evaluates every active campaign of the app for one user and
+// appends the answers, comma-separated, as enc writes them; with
+// assignedOnly, only those of the campaigns the user is assigned in.
+func (db *DB) answerAll(ctx context.Context, appID int64, req *VariantRequest, dst []byte, enc encoder, assignedOnly bool) ([]byte, error) {
 	list, err := db.activeCampaigns(ctx, appID)
 	if err != nil {
 		return dst, err
@@ -63,25 +100,22 @@ func (db *DB) Variants(ctx context.Context, appID int64, req *VariantRequest, ds
 	if err := db.noteAttributes(ctx, appID, req); err != nil {
 		return dst, err
 	}
-	dst = append(dst, `{"data":[`...)
 	first := true
 	for _, lc := range list {
-		mark := len(dst)
-		if !first {
-			dst = append(dst, ',')
-		}
-		var assigned bool
-		dst, assigned, err = db.variantFor(ctx, lc, req, dst)
+		ev, err := db.evaluate(ctx, lc, req)
 		if err != nil {
 			return dst, err
 		}
-		if !assigned {
-			dst = dst[:mark]
+		if assignedOnly && ev.variant < 0 {
 			continue
 		}
+		if !first {
+			dst = append(dst, ',')
+		}
+		dst = enc(dst, lc, ev)
 		first = false
 	}
-	return append(dst, "]}"...), nil
+	return dst, nil
 }
 
 // noteAttributes merges request attributes into the profile before any
@@ -113,18 +147,19 @@ func appendAssigned(dst []byte, v *liveVariant, recorded bool) []byte {
 	return append(dst, "false}"...)
 }
 
-// variantFor answers one campaign for one user.
-func (db *DB) variantFor(ctx context.Context, lc *liveCampaign, req *VariantRequest, dst []byte) ([]byte, bool, error) {
+// evaluate answers one campaign for one user: every SDK route, the
+// variant routes and OpenFeature's, assigns, counts and sticks here.
+func (db *DB) evaluate(ctx context.Context, lc *liveCampaign, req *VariantRequest) (evaluation, error) {
 	now := ms(db.Now())
 	if !lc.running(now) {
 		db.seeUserOnce(ctx, lc.appID, req)
-		return appendNotAssigned(dst, lc.id, ReasonNotActive), false, nil
+		return evaluation{variant: -1, reason: ReasonNotActive}, nil
 	}
 	kind, user := req.key()
 	ck := userKey{lc.id, kind, user}
 	if vid, ok := db.assigned.get(ck); ok {
 		if i := lc.variantIndex(vid); i >= 0 {
-			return appendAssigned(dst, &lc.variants[i], false), true, nil
+			return evaluation{variant: i}, nil
 		}
 	}
 	// Namespace entry comes before the audience, and costs a hash: a user
@@ -132,7 +167,7 @@ func (db *DB) variantFor(ctx context.Context, lc *liveCampaign, req *VariantRequ
 	// user is always inside it, since ranges only change in drafts.
 	if lc.ns != nil && !assign.InNamespace(lc.ns.ID, user, lc.ns.Range[0], lc.ns.Range[1]) {
 		db.seeUserOnce(ctx, lc.appID, req)
-		return appendNotAssigned(dst, lc.id, ReasonNotInNamespace), false, nil
+		return evaluation{variant: -1, reason: ReasonNotInNamespace}, nil
 	}
 	// Not in memory: most likely a new user. The write transaction finds
 	// out, with an insert that does nothing for a returning user, so a new
@@ -140,21 +175,21 @@ func (db *DB) variantFor(ctx context.Context, lc *liveCampaign, req *VariantRequ
 	var out assignOutcome
 	err := db.batch.do(ctx, func(tx *Tx) error { return tx.assign(lc, req, kind, user, &out) })
 	if err != nil {
-		return dst, false, err
+		return evaluation{}, err
 	}
 	req.merged = req.merged || out.merged
 	switch {
 	case !out.running:
-		return appendNotAssigned(dst, lc.id, ReasonNotActive), false, nil
+		return evaluation{variant: -1, reason: ReasonNotActive}, nil
 	case out.notInAudience:
-		return appendNotAssigned(dst, lc.id, ReasonNotInAudience), false, nil
+		return evaluation{variant: -1, reason: ReasonNotInAudience}, nil
 	}
 	db.assigned.put(ck, out.variantID)
 	i := lc.variantIndex(out.variantID)
 	if i < 0 {
-		return dst, false, errors.New("store: assigned variant missing from campaign")
+		return evaluation{}, errors.New("store: assigned variant missing from campaign")
 	}
-	return appendAssigned(dst, &lc.variants[i], out.recorded), true, nil
+	return evaluation{variant: i, recorded: out.recorded}, nil
 }
 
 func storedKey(kind byte, user string) string {
