@@ -33,6 +33,8 @@ var notAudited = map[Route]string{
 	{"POST", "/apps/:appId/events"}:                                      "end users' events, not configuration",
 	{"POST", "/apps/:appId/events/batch"}:                                "end users' events, not configuration",
 	{"PUT", "/apps/:appId/users/:userId"}:                                "an end user's profile, not configuration; the log would keep personal data past --retention",
+	{"POST", "/ofrep/v1/evaluate/flags/:key"}:                            "OpenFeature: an end user's assignment",
+	{"POST", "/ofrep/v1/evaluate/flags"}:                                 "OpenFeature: an end user's assignments",
 	{"POST", "/audiences/:id/check"}:                                     "reads only: whether a user matches",
 }
 
