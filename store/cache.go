@@ -7,6 +7,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -137,7 +138,18 @@ func (db *DB) liveCampaign(ctx context.Context, appID, id int64) (*liveCampaign,
 	if err != nil {
 		return nil, err
 	}
-	db.cache.put(gen, func() { db.cache.byID[id] = lc })
+	db.cache.put(gen, func() {
+		db.cache.byID[id] = lc
+		// An active campaign missing from the app's list means the list
+		// was read before it started, by this process or another whose
+		// change has not reached this one yet (SQLite's watcher looks
+		// every watchInterval): read the list again, so that the events
+		// of a user this process just assigned count for it.
+		if l, ok := db.cache.active[lc.appID]; ok && lc.status == CampaignActive &&
+			!slices.ContainsFunc(l, func(c *liveCampaign) bool { return c.id == id }) {
+			delete(db.cache.active, lc.appID)
+		}
+	})
 	if lc.appID != appID {
 		return nil, notFound("campaign")
 	}

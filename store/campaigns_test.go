@@ -492,3 +492,49 @@ func TestFindCampaignsVariantsPerCampaign(t *testing.T) {
 		}
 	}
 }
+
+// A campaign started by another process is served by this one's variant
+// route (read by id) before this process hears of the change; its events
+// must count for the campaign from then on, so the app's list of active
+// campaigns, which the event path reads, is read again too.
+func TestActiveListFollowsCampaignReadByID(t *testing.T) {
+	ctx := context.Background()
+	path := tempDBPath(t)
+	a, b := mustOpenDBAt(t, path), mustOpenDBAt(t, path)
+	// a hears of b's changes only through what it reads itself.
+	if a.pg != nil {
+		a.pg.listen.close()
+	} else {
+		a.watch.close()
+	}
+	app, err := b.CreateApp(ctx, "lists", "enterprise", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := a.activeCampaigns(ctx, app.ID); err != nil || len(l) != 0 {
+		t.Fatalf("active campaigns before: %d, %v", len(l), err)
+	}
+	var blocks []int64
+	published := "published"
+	for _, n := range []string{"a", "b"} {
+		cv, err := b.CreateContent(ctx, app.ID, ContentInput{Name: &n, Status: &published})
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, cv.ID)
+	}
+	name, status, goal := "Started elsewhere", CampaignActive, json.RawMessage(`"buy"`)
+	end, _ := json.Marshal(time.Now().Add(time.Hour))
+	vs := []VariantInput{{ContentViewID: &blocks[0]}, {ContentViewID: &blocks[1]}}
+	c, err := b.CreateCampaign(ctx, app.ID, 0, CampaignInput{Name: &name, Status: &status, EndDate: end, GoalEventID: goal, Variants: &vs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.liveCampaign(ctx, app.ID, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	l, err := a.activeCampaigns(ctx, app.ID)
+	if err != nil || len(l) != 1 || l[0].id != c.ID {
+		t.Fatalf("active campaigns after the campaign was read by id: %d, %v; want campaign %d", len(l), err, c.ID)
+	}
+}
