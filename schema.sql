@@ -214,6 +214,7 @@ CREATE TABLE dashboard_sessions (
     expires_at INTEGER NOT NULL
 );
 CREATE INDEX dashboard_sessions_expires ON dashboard_sessions (expires_at);
+CREATE INDEX dashboard_sessions_user ON dashboard_sessions (user_id);
 
 CREATE TABLE campaign_variant_hours (
     variant_id  INTEGER NOT NULL REFERENCES campaign_variants(id) ON DELETE CASCADE,
@@ -291,3 +292,19 @@ CREATE TABLE dashboard_signin_failures (
     failures INTEGER NOT NULL
 );
 CREATE INDEX dashboard_signin_failures_first ON dashboard_signin_failures (first_at);
+
+CREATE TABLE dashboard_password_resets (
+    id         INTEGER PRIMARY KEY,
+    token_hash BLOB    NOT NULL UNIQUE,
+    user_id    INTEGER NOT NULL REFERENCES dashboard_users(id) ON DELETE CASCADE,
+    created_by INTEGER REFERENCES dashboard_users(id) ON DELETE SET NULL,
+    created_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    used_at    INTEGER
+);
+CREATE INDEX dashboard_password_resets_user ON dashboard_password_resets (user_id);
+
+CREATE TABLE instance_settings (
+    id           INTEGER PRIMARY KEY CHECK (id = 1),
+    default_plan TEXT    NOT NULL
+);

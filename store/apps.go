@@ -18,6 +18,52 @@ var planLimits = map[string]int{"free": 60, "starter": 300, "pro": 1000, "enterp
 // unknown plan.
 func PlanLimit(plan string) int { return planLimits[plan] }
 
+// Plans are the plans, from the smallest limit to the largest.
+var Plans = []string{"free", "starter", "pro", "enterprise"}
+
+// DefaultPlan is the plan of apps created without one, until serve's
+// --default-plan says otherwise.
+const DefaultPlan = "free"
+
+// CheckPlan refuses a name that is not a plan's.
+func CheckPlan(plan string) error {
+	if _, ok := planLimits[plan]; !ok {
+		return Errorf(EINVALID, "plan must be one of free, starter, pro, enterprise")
+	}
+	return nil
+}
+
+// SetDefaultPlan makes plan the one apps created without a plan get, from
+// any process on the database: serve records its --default-plan here at
+// start, so that the command line's apps create follows it too.
+func (db *DB) SetDefaultPlan(ctx context.Context, plan string) error {
+	if err := CheckPlan(plan); err != nil {
+		return err
+	}
+	return db.withTx(ctx, func(tx *Tx) error {
+		_, err := tx.exec(`INSERT INTO instance_settings (id, default_plan) VALUES (1, ?)
+			ON CONFLICT (id) DO UPDATE SET default_plan = excluded.default_plan`, plan)
+		return err
+	})
+}
+
+// FindDefaultPlan returns the plan apps created without one get.
+func (db *DB) FindDefaultPlan(ctx context.Context) (string, error) {
+	return defaultPlan(db.read.QueryRowContext(ctx, findDefaultPlan))
+}
+
+const findDefaultPlan = `SELECT default_plan FROM instance_settings WHERE id = 1`
+
+// defaultPlan reads findDefaultPlan's row: no row is the free plan.
+func defaultPlan(row *sql.Row) (string, error) {
+	var plan string
+	err := row.Scan(&plan)
+	if errors.Is(err, sql.ErrNoRows) {
+		return DefaultPlan, nil
+	}
+	return plan, err
+}
+
 // App is a tenant: every resource belongs to exactly one.
 type App struct {
 	ID        int64  `json:"id"`
@@ -48,14 +94,13 @@ type Key struct {
 	RateLimit int `json:"-"`
 }
 
-// CreateApp creates an app. rateLimit 0 takes the plan's limit.
+// CreateApp creates an app. An empty plan takes the instance's default
+// (see SetDefaultPlan); rateLimit 0 takes the plan's limit.
 func (db *DB) CreateApp(ctx context.Context, name, plan string, rateLimit int) (*App, error) {
-	if plan == "" {
-		plan = "free"
-	}
-	def, ok := planLimits[plan]
-	if !ok {
-		return nil, Errorf(EINVALID, "plan must be one of free, starter, pro, enterprise")
+	if plan != "" {
+		if err := CheckPlan(plan); err != nil {
+			return nil, err
+		}
 	}
 	if name == "" {
 		return nil, Errorf(EINVALID, "name is required")
@@ -63,11 +108,18 @@ func (db *DB) CreateApp(ctx context.Context, name, plan string, rateLimit int) (
 	if rateLimit < 0 {
 		return nil, Errorf(EINVALID, "rate limit must be positive")
 	}
-	if rateLimit == 0 {
-		rateLimit = def
-	}
 	a := &App{Name: name, Plan: plan, RateLimit: rateLimit}
 	err := db.withTx(ctx, func(tx *Tx) error {
+		if a.Plan == "" {
+			var err error
+			if a.Plan, err = defaultPlan(tx.queryRow(findDefaultPlan)); err != nil {
+				return err
+			}
+		}
+		if a.RateLimit == 0 {
+			a.RateLimit = planLimits[a.Plan]
+		}
+		plan, rateLimit := a.Plan, a.RateLimit
 		newID, err := tx.insertID(`INSERT INTO apps (name, plan, rate_limit, created_at) VALUES (?, ?, ?, ?)`,
 			name, plan, rateLimit, ms(tx.now))
 		if err != nil {

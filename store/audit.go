@@ -429,8 +429,8 @@ func (db *DB) FindAuditLog(ctx context.Context, f AuditFilter) ([]*AuditEntry, e
 }
 
 // DeleteAuditBefore deletes the audit entries older than cutoff, the
-// retention of the log, and the invitations that expired before it. It
-// returns how many entries went.
+// retention of the log, and the invitations and password reset links that
+// expired before it. It returns how many entries went.
 func (db *DB) DeleteAuditBefore(ctx context.Context, cutoff time.Time) (int64, error) {
 	var n int64
 	err := db.withTx(ctx, func(tx *Tx) error {
@@ -439,7 +439,10 @@ func (db *DB) DeleteAuditBefore(ctx context.Context, cutoff time.Time) (int64, e
 			return err
 		}
 		n, _ = res.RowsAffected()
-		_, err = tx.exec(`DELETE FROM dashboard_invitations WHERE expires_at < ?`, ms(cutoff))
+		if _, err = tx.exec(`DELETE FROM dashboard_invitations WHERE expires_at < ?`, ms(cutoff)); err != nil {
+			return err
+		}
+		_, err = tx.exec(`DELETE FROM dashboard_password_resets WHERE expires_at < ?`, ms(cutoff))
 		return err
 	})
 	return n, err

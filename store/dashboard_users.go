@@ -87,17 +87,34 @@ func checkCredentials(email, password string) (string, []byte, error) {
 	case at < 1 || at == len(email)-1 || strings.ContainsAny(email, " \t\r\n<>\"'"):
 		fe.Add("email", "must be an email address")
 	}
-	switch {
-	case utf8.RuneCountInString(password) < MinPasswordLen:
-		fe.Add("password", "must be at least 10 characters")
-	case len(password) > MaxPasswordLen:
-		fe.Add("password", "must be at most 72 bytes")
-	}
+	passwordRules(fe, "password", password)
 	if err := fe.Err(); err != nil {
 		return "", nil, err
 	}
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
 	return email, hash, err
+}
+
+// passwordRules adds to fe, under field, what is wrong with a new
+// password: every way of setting one applies the same rules.
+func passwordRules(fe FieldErrors, field, password string) {
+	switch {
+	case utf8.RuneCountInString(password) < MinPasswordLen:
+		fe.Add(field, "must be at least 10 characters")
+	case len(password) > MaxPasswordLen:
+		fe.Add(field, "must be at most 72 bytes")
+	}
+}
+
+// hashPassword checks a new password against the rules and hashes it;
+// a refusal names field.
+func hashPassword(field, password string) ([]byte, error) {
+	fe := FieldErrors{}
+	passwordRules(fe, field, password)
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	return bcrypt.GenerateFromPassword([]byte(password), PasswordCost)
 }
 
 // insertDashboardUser adds a user, an owner when owner is set or when
