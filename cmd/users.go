@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"service/store"
 )
@@ -37,7 +39,7 @@ func newUsersCmd() *cobra.Command {
 		if err := checkDB(*db, false); err != nil {
 			return err
 		}
-		password, err := readPassword(cmd, *pwFile)
+		password, err := readPassword(cmd, *pwFile, "Password")
 		if err != nil {
 			return err
 		}
@@ -126,13 +128,47 @@ func newUsersCmd() *cobra.Command {
 		return printJSON(cmd, map[string]any{"revoked": true, "email": *revokeEmail, "appId": *revokeApp})
 	}
 
-	users.AddCommand(create, list, del, grant, revoke)
+	setPW := &cobra.Command{
+		Use:   "set-password",
+		Short: "Set a dashboard user's password, read from the terminal without echo, stdin or --password-file, and sign out every session of theirs",
+		Args:  cobra.NoArgs,
+	}
+	setDB := addDBFlag(setPW)
+	setEmail := setPW.Flags().String("email", "", "the user's email (required)")
+	setFile := setPW.Flags().String("password-file", "", "read the new password from the first line of this file instead of stdin")
+	setPW.RunE = func(cmd *cobra.Command, args []string) error {
+		if *setEmail == "" {
+			return errors.New("--email is required")
+		}
+		// Before the prompt: a typo in --db is said before a password is typed.
+		if err := checkDB(*setDB, false); err != nil {
+			return err
+		}
+		password, err := readPassword(cmd, *setFile, "New password")
+		if err != nil {
+			return err
+		}
+		d, err := openDB(cmd, *setDB)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		ended, err := d.SetDashboardPassword(cmd.Context(), *setEmail, password)
+		if err != nil {
+			return fieldsError(err)
+		}
+		return printJSON(cmd, map[string]any{"passwordSet": true, "email": *setEmail, "sessionsEnded": ended})
+	}
+
+	users.AddCommand(create, list, del, grant, revoke, setPW)
 	return users
 }
 
-// readPassword reads the first line of --password-file, or of stdin. A
-// prompt goes to stderr only when stdin is a terminal.
-func readPassword(cmd *cobra.Command, file string) (string, error) {
+// readPassword reads a password: the first line of file when one is
+// named; else, when stdin is a terminal, typed without echo after prompt,
+// twice, since a typo nobody sees would otherwise become the password;
+// else the first line of stdin, as scripts pipe it.
+func readPassword(cmd *cobra.Command, file, prompt string) (string, error) {
 	var r io.Reader = cmd.InOrStdin()
 	if file != "" {
 		f, err := os.Open(file)
@@ -141,10 +177,8 @@ func readPassword(cmd *cobra.Command, file string) (string, error) {
 		}
 		defer f.Close()
 		r = f
-	} else if f, ok := r.(*os.File); ok {
-		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
-			fmt.Fprint(cmd.ErrOrStderr(), "Password (the input is shown; prefer --password-file or a pipe): ")
-		}
+	} else if f, ok := r.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return readTyped(cmd.Context(), int(f.Fd()), cmd.ErrOrStderr(), prompt)
 	}
 	line, err := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -155,6 +189,56 @@ func readPassword(cmd *cobra.Command, file string) (string, error) {
 		return "", errors.New("no password given: pipe it on stdin or name a --password-file")
 	}
 	return line, nil
+}
+
+// readTyped reads a password typed on the terminal fd, hidden, then again
+// to confirm it. Prompts go to errOut, so stdout keeps only the JSON.
+func readTyped(ctx context.Context, fd int, errOut io.Writer, prompt string) (string, error) {
+	first, err := readHidden(ctx, fd, errOut, prompt+" (not shown): ")
+	if err != nil {
+		return "", err
+	}
+	if first == "" {
+		return "", errors.New("no password given")
+	}
+	again, err := readHidden(ctx, fd, errOut, "Repeat it: ")
+	if err != nil {
+		return "", err
+	}
+	if again != first {
+		return "", errors.New("the two passwords differ; nothing was changed")
+	}
+	return first, nil
+}
+
+// readHidden prints prompt and reads one line from the terminal fd with
+// its echo off. The read runs on its own goroutine because serve's
+// signal handling catches Ctrl-C, which a blocked read would never see:
+// ctx ends instead, and the terminal gets its echo back before we return.
+func readHidden(ctx context.Context, fd int, errOut io.Writer, prompt string) (string, error) {
+	state, err := term.GetState(fd)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprint(errOut, prompt)
+	type line struct {
+		b   []byte
+		err error
+	}
+	got := make(chan line, 1)
+	go func() {
+		b, err := term.ReadPassword(fd)
+		got <- line{b, err}
+	}()
+	select {
+	case l := <-got:
+		fmt.Fprintln(errOut) // the Enter typed was not echoed either
+		return string(l.b), l.err
+	case <-ctx.Done():
+		_ = term.Restore(fd, state)
+		fmt.Fprintln(errOut)
+		return "", ctx.Err()
+	}
 }
 
 // fieldsError spells out a validation error's fields for a terminal:

@@ -2,13 +2,18 @@ package cmd_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"service/store"
 )
 
 // usersRun runs the binary with stdin and returns stdout, stderr and
@@ -185,4 +190,105 @@ func TestCLIAudit(t *testing.T) {
 		t.Fatalf("table (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	cliFail(t, nil, "audit", "--db", db, "--limit", "0")
+}
+
+// TestCLIUsersSetPassword sets a password from stdin and from a file, as
+// scripts do: the old one stops working, every session of the user ends
+// and no other user's, and the change is audited without the password.
+func TestCLIUsersSetPassword(t *testing.T) {
+	db := cliDB(t)
+	for _, email := range []string{"ann@example.com", "bob@example.com"} {
+		if _, stderr, ok := usersRun(t, "an old long password\n", "users", "create", "--db", db, "--email", email); !ok {
+			t.Fatalf("create %s: %s", email, stderr)
+		}
+	}
+	ctx := context.Background()
+	s, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	users, err := s.FindDashboardUsers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := map[string]string{}
+	for _, u := range users {
+		if sessions[u.Email], _, err = s.CreateDashboardSession(ctx, u.ID, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"Short", "short\n", []string{"--email", "bob@example.com"}, "password must be at least 10 characters"},
+		{"UnknownEmail", "a new long password\n", []string{"--email", "cy@example.com"}, "dashboard user not found"},
+		{"NoPassword", "", []string{"--email", "bob@example.com"}, "no password given"},
+		{"NoEmail", "a new long password\n", nil, "--email is required"},
+		{"NoPasswordFlag", "", []string{"--email", "bob@example.com", "--password", "a new long password"}, "unknown flag: --password"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, stderr, ok := usersRun(t, tc.stdin, append([]string{"users", "set-password", "--db", db}, tc.args...)...)
+			if ok || out != "" || !strings.Contains(stderr, tc.want) {
+				t.Fatalf("ok=%v stdout=%q stderr=%q, want failure saying %q", ok, out, stderr, tc.want)
+			}
+		})
+	}
+	if _, err := s.AuthenticateDashboardUser(ctx, "bob@example.com", "an old long password"); err != nil {
+		t.Fatalf("a refused set-password changed the password: %v", err)
+	}
+
+	out, stderr, ok := usersRun(t, "bobs new password\nignored second line\n", "users", "set-password", "--db", db, "--email", "bob@example.com")
+	if !ok || stderr != "" {
+		t.Fatalf("set-password: ok=%v stderr=%q (a pipe gets no prompt)", ok, stderr)
+	}
+	if want := `{"email":"bob@example.com","passwordSet":true,"sessionsEnded":1}` + "\n"; out != want {
+		t.Fatalf("stdout=%q, want %q", out, want)
+	}
+	if _, err := s.AuthenticateDashboardUser(ctx, "bob@example.com", "bobs new password"); err != nil {
+		t.Fatalf("new password: %v", err)
+	}
+	if _, err := s.AuthenticateDashboardUser(ctx, "bob@example.com", "an old long password"); err != store.ErrBadCredentials {
+		t.Fatalf("old password: err=%v, want refused", err)
+	}
+	if _, err := s.FindDashboardSession(ctx, sessions["bob@example.com"]); store.ErrorCode(err) != store.ENOTFOUND {
+		t.Fatalf("bob's session after set-password: err=%v, want ended", err)
+	}
+	if _, err := s.FindDashboardSession(ctx, sessions["ann@example.com"]); err != nil {
+		t.Fatalf("ann's session after bob's set-password: %v", err)
+	}
+
+	pw := filepath.Join(t.TempDir(), "pw")
+	if err := os.WriteFile(pw, []byte("from a file, long enough\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := cliJSON(t, nil, "users", "set-password", "--db", db, "--email", "ann@example.com", "--password-file", pw)
+	if got["sessionsEnded"] != float64(1) {
+		t.Fatalf("from a file: %v", got)
+	}
+	if _, err := s.AuthenticateDashboardUser(ctx, "ann@example.com", "from a file, long enough"); err != nil {
+		t.Fatalf("password from the file: %v", err)
+	}
+
+	log := cliJSON(t, nil, "audit", "--db", db, "--json")
+	all, _ := log["data"].([]any)
+	raw, _ := json.Marshal(all)
+	if strings.Contains(string(raw), "long enough") || strings.Contains(string(raw), "new password") {
+		t.Fatalf("the audit log holds a password: %s", raw)
+	}
+	var changed []string
+	for _, e := range all {
+		m, _ := e.(map[string]any)
+		if m["action"] == "user.password_changed" {
+			actor, _ := m["actor"].(map[string]any)
+			obj, _ := m["object"].(map[string]any)
+			changed = append(changed, fmt.Sprint(actor["type"], " ", obj["name"]))
+		}
+	}
+	if got, want := strings.Join(changed, ", "), "cli ann@example.com, cli bob@example.com"; got != want {
+		t.Fatalf("password changes logged: %q, want %q", got, want)
+	}
 }
