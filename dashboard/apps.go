@@ -8,21 +8,43 @@ import (
 	"service/store"
 )
 
-var plans = []string{"free", "starter", "pro", "enterprise"}
+var plans = store.Plans
 
 type appsData struct {
 	Plans []string
+	// Default is the plan the create form starts on: the instance's
+	// default (serve's --default-plan).
+	Default string
+}
+
+// appsView is the Apps page's view.
+func (d *Dashboard) appsView(r *req) (*view, error) {
+	v := d.page(r, "", "Apps")
+	def, err := d.DB.FindDefaultPlan(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	v.Data = appsData{Plans: plans, Default: def}
+	return v, nil
 }
 
 func (d *Dashboard) handleApps(w http.ResponseWriter, r *req) {
-	v := d.page(r, "", "Apps")
-	v.Data = appsData{Plans: plans}
+	v, err := d.appsView(r)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
 	d.render(w, r.Request, http.StatusOK, "apps", v)
 }
 
+// handleAppCreate creates an app; without a plan in the form it takes the
+// instance's default, as every other way of creating one does.
 func (d *Dashboard) handleAppCreate(w http.ResponseWriter, r *req) {
-	v := d.page(r, "", "Apps")
-	v.Data = appsData{Plans: plans}
+	v, err := d.appsView(r)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
 	v.Form = r.PostForm
 	name := strings.TrimSpace(r.PostFormValue("name"))
 	rate := 0

@@ -104,7 +104,7 @@ func (d *Dashboard) Routes() []Route { return slices.Clone(d.routes) }
 // else (/v1, /api/v1, /healthz, /livez and whatever the API adds) stays the API's.
 func IsDashboardPath(p string) bool {
 	switch p {
-	case "/", "/setup", "/signin", "/signout", "/apps", "/invite", "/users", "/activity":
+	case "/", "/setup", "/signin", "/signout", "/apps", "/invite", "/users", "/activity", "/account/password", "/reset-password":
 		return true
 	}
 	return strings.HasPrefix(p, "/apps/") || strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, "/users/")
@@ -151,7 +151,11 @@ func (d *Dashboard) register() *http.ServeMux {
 	public("POST /signin", http.HandlerFunc(d.handleSignIn))
 	public("GET /invite", http.HandlerFunc(d.handleInviteForm))
 	public("POST /invite", http.HandlerFunc(d.handleInviteAccept))
+	public("GET /reset-password", http.HandlerFunc(d.handleResetForm))
+	public("POST /reset-password", http.HandlerFunc(d.handleReset))
 	add("POST /signout", SignedIn, d.handleSignOut)
+	add("GET /account/password", SignedIn, d.handlePasswordForm)
+	add("POST /account/password", SignedIn, d.handlePasswordChange)
 
 	// Apps: list (a member's own), create (owners), switch.
 	add("GET /apps", SignedIn, d.handleApps)
@@ -163,6 +167,7 @@ func (d *Dashboard) register() *http.ServeMux {
 	add("GET /users", Owner, d.handleUsers)
 	add("POST /users/{id}/owner", Owner, d.handleUserOwner)
 	add("POST /users/{id}/delete", Owner, d.handleUserDelete)
+	add("POST /users/{id}/reset-link", Owner, d.handleResetLink)
 	add("GET /activity", Owner, d.handleInstanceActivity)
 
 	// Settings → API Keys.
@@ -635,6 +640,7 @@ var notices = map[string]string{
 	"invitation_revoked": "Invitation revoked: its link no longer works.",
 	"owner_saved":        "Saved.",
 	"user_deleted":       "User deleted and signed out.",
+	"password_changed":   "Password changed. Your other sessions are signed out; this one stays signed in.",
 }
 
 // render executes a page into a buffer first, so a template error becomes

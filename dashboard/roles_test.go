@@ -220,13 +220,16 @@ var policy = map[string]dashboard.Access{
 	"GET /setup": dashboard.Public, "POST /setup": dashboard.Public,
 	"GET /signin": dashboard.Public, "POST /signin": dashboard.Public,
 	"GET /invite": dashboard.Public, "POST /invite": dashboard.Public,
-	"POST /signout": dashboard.SignedIn,
+	"GET /reset-password": dashboard.Public, "POST /reset-password": dashboard.Public,
+	"POST /signout":         dashboard.SignedIn,
+	"GET /account/password": dashboard.SignedIn, "POST /account/password": dashboard.SignedIn,
 
 	"GET /apps": dashboard.SignedIn, "POST /apps": dashboard.Owner,
 	"GET /apps/switch": dashboard.SignedIn, "GET /apps/{app}": dashboard.Viewer,
 
 	"GET /users": dashboard.Owner, "POST /users/{id}/owner": dashboard.Owner,
-	"POST /users/{id}/delete": dashboard.Owner, "GET /activity": dashboard.Owner,
+	"POST /users/{id}/delete": dashboard.Owner, "POST /users/{id}/reset-link": dashboard.Owner,
+	"GET /activity": dashboard.Owner,
 
 	"GET /apps/{app}/settings/keys":              dashboard.Admin,
 	"POST /apps/{app}/settings/keys":             dashboard.Admin,

@@ -221,16 +221,18 @@ func (d *Dashboard) handleInviteAccept(w http.ResponseWriter, r *http.Request) {
 type usersData struct {
 	Users []*store.DashboardUser
 	Self  int64
+	// Reset and Link are a new password reset link, shown this once:
+	// only its hash is stored.
+	Reset *store.PasswordReset
+	Link  string
 }
 
 func (d *Dashboard) handleUsers(w http.ResponseWriter, r *req) {
-	users, err := d.DB.FindDashboardUsers(r.Context())
+	v, _, err := d.usersView(r)
 	if err != nil {
 		d.fail(w, r, err)
 		return
 	}
-	v := d.page(r, "", "Users")
-	v.Data = usersData{Users: users, Self: r.Session.User.ID}
 	d.render(w, r.Request, http.StatusOK, "users", v)
 }
 

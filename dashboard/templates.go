@@ -99,6 +99,11 @@ var funcs = template.FuncMap{
 		}
 		return *n
 	},
+	// planLabel names a plan with its limit: "Pro (1,000/min)".
+	"planLabel": func(plan string) string {
+		name := strings.ToUpper(plan[:1]) + plan[1:]
+		return name + " (" + thousands(int64(store.PlanLimit(plan))) + "/min)"
+	},
 	"title": func(s string) string {
 		if s == "" {
 			return s
