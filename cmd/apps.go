@@ -17,7 +17,7 @@ func newAppsCmd() *cobra.Command {
 	}
 	db := addDBFlag(create)
 	name := create.Flags().String("name", "", "app name (required)")
-	plan := create.Flags().String("plan", "free", "plan: free, starter, pro or enterprise")
+	plan := create.Flags().String("plan", "", "plan: free, starter, pro or enterprise (default: the instance's, free unless serve runs with --default-plan)")
 	rate := create.Flags().Int("rate-limit", 0, "requests per minute; 0 takes the plan's limit")
 	create.RunE = func(cmd *cobra.Command, args []string) error {
 		d, err := openDB(cmd, *db)

@@ -732,8 +732,14 @@ type cliServer struct {
 
 func cliServe(t *testing.T, db string, extra ...string) *cliServer {
 	t.Helper()
+	return cliServeEnv(t, db, cliEnv(), extra...)
+}
+
+// cliServeEnv is cliServe with the environment env.
+func cliServeEnv(t *testing.T, db string, env []string, extra ...string) *cliServer {
+	t.Helper()
 	c := exec.Command(cliBin, append([]string{"serve", "--db", db, "--addr", "127.0.0.1:0", "--shutdown-timeout", "3s"}, extra...)...)
-	c.Env = cliEnv()
+	c.Env = env
 	stderr, err := c.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -921,3 +927,64 @@ func TestCLIServeBadFlags(t *testing.T) {
 }
 
 func pathList(app int64) string { return fmt.Sprintf("/v1/apps/%d/content", app) }
+
+// TestCLIServeDefaultPlan: serve's --default-plan (or SERVICE_DEFAULT_PLAN)
+// picks the plan of apps created without one, apps create's included,
+// run beside it; a serve started without it puts free back; a name that
+// is no plan's is refused at start, before the database is touched, with
+// exit 2.
+func TestCLIServeDefaultPlan(t *testing.T) {
+	db := cliDB(t)
+	// On SQLite the refusals name a file that does not exist yet, to see
+	// that they create none.
+	refused := db
+	if !store.IsPostgresURL(db) {
+		refused = filepath.Join(t.TempDir(), "new.db")
+	}
+	for _, tc := range []struct {
+		env  []string
+		args []string
+		bad  string
+	}{
+		{nil, []string{"--default-plan", "gold"}, "gold"},
+		{nil, []string{"--default-plan", "Pro"}, "Pro"},
+		{nil, []string{"--default-plan", ""}, ""},
+		{cliEnv("SERVICE_DEFAULT_PLAN=platinum"), nil, "platinum"},
+	} {
+		r := cliRun(t, tc.env, append([]string{"serve", "--db", refused, "--addr", "127.0.0.1:0"}, tc.args...)...)
+		want := fmt.Sprintf("--default-plan (or SERVICE_DEFAULT_PLAN) %q: must be one of free, starter, pro, enterprise", tc.bad)
+		if r.code != 2 || !strings.Contains(r.stderr, want) || strings.Contains(r.stderr, `"msg":"serving"`) {
+			t.Fatalf("serve %v %v: exit %d, stderr %q; want exit 2 saying %q", tc.env, tc.args, r.code, r.stderr, want)
+		}
+	}
+	if !store.IsPostgresURL(db) {
+		if _, err := os.Stat(refused); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("a refused serve created the database: %v", err)
+		}
+	}
+
+	srv := cliServeEnv(t, db, cliEnv("SERVICE_DEFAULT_PLAN=pro"))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--name", "default"}, `{"id":1,"name":"default","plan":"pro","rateLimit":1000}`},
+		{[]string{"--name", "own limit", "--rate-limit", "7"}, `{"id":2,"name":"own limit","plan":"pro","rateLimit":7}`},
+		{[]string{"--name", "picked", "--plan", "free"}, `{"id":3,"name":"picked","plan":"free","rateLimit":60}`},
+	} {
+		if r := cliRun(t, nil, append([]string{"apps", "create", "--db", db}, tc.args...)...); r.code != 0 || r.stdout != tc.want+"\n" {
+			t.Fatalf("apps create %v beside serve --default-plan pro: exit %d, stdout %q, stderr %q; want %s", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-srv.done; err != nil {
+		t.Fatalf("serve exited with %v", err)
+	}
+
+	cliServe(t, db)
+	if r := cliRun(t, nil, "apps", "create", "--db", db, "--name", "after"); r.stdout != `{"id":4,"name":"after","plan":"free","rateLimit":60}`+"\n" {
+		t.Fatalf("apps create after a serve without --default-plan: %q %q", r.stdout, r.stderr)
+	}
+}

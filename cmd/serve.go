@@ -10,6 +10,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,6 +58,10 @@ type Config struct {
 	Metrics     bool
 	MetricsAddr string
 
+	// DefaultPlan is the plan of apps created without one, by any way in
+	// (the API, the dashboard, apps create); it is kept in the database.
+	DefaultPlan string
+
 	// Command is how the binary was invoked ("./service", "go run ."),
 	// for the hints serve logs; empty means "service".
 	Command string
@@ -92,6 +97,7 @@ func newServeCmd() *cobra.Command {
 	f.StringVar(&c.SecretKeyFile, "secret-key-file", "", "file holding the base64 key that encrypts webhook secrets at rest (or set "+envSecretKey+")")
 	f.BoolVar(&c.Metrics, "metrics", false, "serve Prometheus metrics at GET /metrics on the API address (no key needed: keep the address private or use --metrics-addr)")
 	f.StringVar(&c.MetricsAddr, "metrics-addr", "", "if set, serve Prometheus metrics at GET /metrics on this separate address instead")
+	f.StringVar(&c.DefaultPlan, "default-plan", store.DefaultPlan, "plan of apps created without one, from the dashboard, the API or apps create: free, starter, pro or enterprise")
 	envFlags(f) // every serve flag is configuration
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		c.SecretKey = os.Getenv(envSecretKey)
@@ -142,6 +148,11 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 	}
 	defer db.Close()
 	db.WebhookPolicy = netpolicy.Policy{BlockPrivate: c.WebhookBlockPrivate}
+	// Kept in the database rather than in this process, so that the
+	// command line's apps create, another process, follows it too.
+	if err := db.SetDefaultPlan(ctx, c.DefaultPlan); err != nil {
+		return fmt.Errorf("record the default plan: %w", err)
+	}
 	if err := setupSecrets(ctx, c, db, log); err != nil {
 		return err
 	}
@@ -285,6 +296,9 @@ func (c Config) validate() error {
 	}
 	if c.DBTimeout < 0 {
 		return fmt.Errorf("--db-timeout must be positive")
+	}
+	if store.CheckPlan(c.DefaultPlan) != nil {
+		return usagef("--default-plan (or %s) %q: must be one of %s", envName("default-plan"), c.DefaultPlan, strings.Join(store.Plans, ", "))
 	}
 	if c.DrainDelay < 0 || c.DrainDelay >= c.ShutdownTimeout {
 		return fmt.Errorf("--drain-delay must be at least 0 and less than --shutdown-timeout (%s)", c.ShutdownTimeout)
