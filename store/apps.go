@@ -42,7 +42,8 @@ func (db *DB) SetDefaultPlan(ctx context.Context, plan string) error {
 	}
 	return db.withTx(ctx, func(tx *Tx) error {
 		_, err := tx.exec(`INSERT INTO instance_settings (id, default_plan) VALUES (1, ?)
-			ON CONFLICT (id) DO UPDATE SET default_plan = excluded.default_plan`, plan)
+			ON CONFLICT (id) DO UPDATE SET default_plan = excluded.default_plan
+			WHERE instance_settings.default_plan <> excluded.default_plan`, plan)
 		return err
 	})
 }
