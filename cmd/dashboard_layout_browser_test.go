@@ -626,6 +626,11 @@ func TestDashboardLayoutInBrowser(t *testing.T) {
 	revoke := read(chromedp.Evaluate[string](`document.querySelector('a[href$="/revoke"]').getAttribute("href")`))
 	check("key-revoke", revoke, `main form`)
 	check("not-found", a+"/campaigns/999999", `main`)
+	if _, stderr, ok := usersRun(t, "a long enough password\n", "users", "create", "--db", db, "--email", "analyst.with.a.long.address@storefront.example.com"); !ok {
+		t.Fatalf("users create: %s", stderr)
+	}
+	check("users", "/users", `form[action$="/reset-link"]`)
+	check("change-password", "/account/password", `form[action="/account/password"]`)
 
 	do("sign out", chromedp.Click(chromedp.CSS(`form[action="/signout"] button`)), chromedp.WaitVisible(chromedp.CSS(`form[action="/signin"]`)))
 	check("signin", "/signin", `form[action="/signin"]`)
