@@ -227,10 +227,7 @@ func toString(v any) string {
 // variant request: targetingKey is the userId, else a string sessionId is
 // the session id, and the other members are the user's attributes. It
 // answers the failure itself and returns false.
-func readOFREPContext(w http.ResponseWriter, r *http.Request, flag string, req *store.VariantRequest) (json.RawMessage, bool) {
-	var body struct {
-		Context json.RawMessage `json:"context"`
-	}
+func readOFREPContext(w http.ResponseWriter, r *http.Request, flag string, req *store.VariantRequest, keepRaw bool) (json.RawMessage, bool) {
 	buf := bodyBuf.Get().(*bytes.Buffer)
 	defer func() {
 		if buf.Cap() <= 64<<10 {
@@ -246,6 +243,15 @@ func readOFREPContext(w http.ResponseWriter, r *http.Request, flag string, req *
 		}
 		writeOFREPError(w, http.StatusBadRequest, flag, ofrepParseError, "could not read request body")
 		return nil, false
+	}
+	if raw, ok := decodeOFREPFast(buf.Bytes(), req); ok {
+		if keepRaw {
+			return append(json.RawMessage(nil), raw...), true
+		}
+		return nil, true
+	}
+	var body struct {
+		Context json.RawMessage `json:"context"`
 	}
 	if msg, _ := decodeFields(buf.Bytes(), &body, true); msg != "" {
 		writeOFREPError(w, http.StatusBadRequest, flag, ofrepParseError, msg)
@@ -290,11 +296,42 @@ func readOFREPContext(w http.ResponseWriter, r *http.Request, flag string, req *
 	return raw, true
 }
 
+// decodeOFREPFast reads the common body, {"context":{"targetingKey":"…"}}
+// with perhaps a sessionId and nothing else, without encoding/json's
+// allocations (see fastjson.go), and returns the context's bytes. Any
+// other body, attributes included, takes the full path.
+func decodeOFREPFast(body []byte, req *store.VariantRequest) ([]byte, bool) {
+	var raw []byte
+	ok := scanFlat(body, refuseString, func(name, val []byte) bool {
+		raw = val
+		return string(name) == "context"
+	})
+	ok = ok && scanFlat(raw, func(name, val []byte) bool {
+		switch string(name) {
+		case "targetingKey":
+			req.UserID = string(val)
+		case "sessionId":
+			req.SessionID = string(val)
+		default:
+			return false
+		}
+		return true
+	}, nil)
+	// The full path judges what is missing or too long, with its errors.
+	if !ok || req.UserID == "" && req.SessionID == "" || req.Validate() != nil {
+		*req = store.VariantRequest{}
+		return nil, false
+	}
+	return raw, true
+}
+
+func refuseString(name, val []byte) bool { return false }
+
 // handleOFREPFlag evaluates one flag: the campaign with the key.
 func (s *Server) handleOFREPFlag(w http.ResponseWriter, r *http.Request) {
 	flag := param(r, "key")
 	var req store.VariantRequest
-	if _, ok := readOFREPContext(w, r, flag, &req); !ok {
+	if _, ok := readOFREPContext(w, r, flag, &req, false); !ok {
 		return
 	}
 	bp := answerBuf.Get().(*[]byte)
@@ -313,7 +350,7 @@ func (s *Server) handleOFREPFlag(w http.ResponseWriter, r *http.Request) {
 // and different whenever the answer or the context is.
 func (s *Server) handleOFREPFlags(w http.ResponseWriter, r *http.Request) {
 	var req store.VariantRequest
-	raw, ok := readOFREPContext(w, r, "", &req)
+	raw, ok := readOFREPContext(w, r, "", &req, true)
 	if !ok {
 		return
 	}
