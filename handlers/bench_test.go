@@ -189,3 +189,31 @@ func BenchmarkVariantReturningPro(b *testing.B) {
 		b.ReportMetric(float64(claims()-before)/float64(b.N), "claims/op")
 	})
 }
+
+// BenchmarkOFREPReturning is OpenFeature's single flag evaluation for a
+// returning user, beside the variant route's: the same evaluation, with
+// the key looked up in memory and OFREP's context decoded. Compare with
+// BenchmarkVariantReturning/Serial.
+func BenchmarkOFREPReturning(b *testing.B) {
+	e, _, path := benchCampaign(b)
+	const users = 1000
+	bodies := make([]string, users)
+	for i := range bodies {
+		bodies[i] = `{"context":{"targetingKey":"bench-` + strconv.Itoa(i) + `"}}`
+		if rec := benchServe(e.Srv, path, "Bearer "+e.Cli, `{"userId":"bench-`+strconv.Itoa(i)+`"}`); rec.Code != http.StatusOK {
+			b.Fatalf("warm-up: %d %s", rec.Code, rec.Body.String())
+		}
+	}
+	auth := "Bearer " + e.Cli
+	b.Run("Serial", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			rec := benchServe(e.Srv, "/ofrep/v1/evaluate/flags/spring-sale", auth, bodies[i%users])
+			if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"reason":"SPLIT"`) {
+				b.Fatalf("%d %s", rec.Code, rec.Body.String())
+			}
+			i++
+		}
+	})
+}
