@@ -29,6 +29,8 @@
 # Workloads:
 #   bare               scripts/bare: decode the request, write a fixed answer
 #   variant_returning  users already assigned asking for their variant
+#   ofrep              the same users evaluating the campaign as an
+#                      OpenFeature flag (POST /ofrep/v1/evaluate/flags/load)
 #   variant_new        a fresh userId per request on an active two-variant
 #                      campaign: assignment + impression committed first
 #   events             the campaign's goal event from assigned users: event
@@ -187,6 +189,8 @@ setup() {
 	campaign=$(api POST "/apps/$APP_ID/campaigns" "{\"name\":\"Load\",\"status\":\"active\",\"goalEventId\":\"purchase\",\"endDate\":\"2099-01-01T00:00:00Z\",\"variants\":[{\"contentViewId\":$cv1},{\"contentViewId\":$cv2}]}")
 	CAMPAIGN_ID=$(field id "$campaign")
 	VARIANT_URL="http://$ADDR/v1/apps-external/$APP_ID/campaigns/$CAMPAIGN_ID/variant"
+	# The campaign named Load has the key load.
+	OFREP_URL="http://$ADDR/ofrep/v1/evaluate/flags/load"
 	EVENTS_URL="http://$ADDR/v1/apps/$APP_ID/events"
 
 	# Pre-assign the returning users: one curl process, many requests.
@@ -276,6 +280,7 @@ counted() {
 body() {
 	case $1 in
 	bare | variant_returning) echo "string.format('{\"userId\":\"u-%d\"}', n % $USERS)" ;;
+	ofrep) echo "string.format('{\"context\":{\"targetingKey\":\"u-%d\"}}', n % $USERS)" ;;
 	variant_new) echo "string.format('{\"userId\":\"new-$2-%d\"}', n)" ;;
 	events) echo "string.format('{\"eventId\":\"purchase\",\"userId\":\"u-%d\",\"metadata\":{\"amount\":%d}}', n % $USERS, n % 100)" ;;
 	esac
@@ -285,6 +290,7 @@ url() {
 	case $1 in
 	bare) echo "http://$BARE_ADDR/" ;;
 	variant_returning | variant_new) echo "$VARIANT_URL" ;;
+	ofrep) echo "$OFREP_URL" ;;
 	events) echo "$EVENTS_URL" ;;
 	esac
 }
@@ -309,7 +315,7 @@ median() {
 	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 
-read -r -a WORKLOADS <<<"${WORKLOADS:-variant_returning variant_new events}"
+read -r -a WORKLOADS <<<"${WORKLOADS:-variant_returning ofrep variant_new events}"
 
 load() {
 	declare -A RATIOS P99S RPSS
@@ -336,6 +342,12 @@ load() {
 		# shellcheck disable=SC2086
 		printf '  %-18s %8s %10s %10s\n' "$s" "$(median ${RPSS[$s]})" "$(median ${RATIOS[$s]})" "$(median ${P99S[$s]})"
 	done
+	if [ -n "${RPSS[ofrep]:-}" ] && [ -n "${RPSS[variant_returning]:-}" ]; then
+		# An OpenFeature evaluation of a returning user should cost what the
+		# variant route's answer costs: 0.9 of its throughput at least.
+		# shellcheck disable=SC2086
+		echo "  ofrep / variant_returning: $(awk -v a="$(median ${RPSS[ofrep]})" -v b="$(median ${RPSS[variant_returning]})" 'BEGIN { printf "%.3f", a / b }') (0.9 or more expected)"
+	fi
 	rss_report
 }
 
