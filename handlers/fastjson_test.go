@@ -10,6 +10,11 @@ import (
 )
 
 var fastSeeds = []string{
+	`{"context":{"targetingKey":"u-1"}}`,
+	`{"context":{"sessionId":"s-1","targetingKey":"u"}}`,
+	`{"context":{"targetingKey":"u","plan":"pro"}}`,
+	`{"context":{"targetingKey":"a"},"context":{"targetingKey":"b"}}`,
+	`{"context":{},"x":{"targetingKey":"u"}}`,
 	`{"userId":"u-1"}`,
 	`{"sessionId":"s-1"}`,
 	` { "userId" : "u-1" , "sessionId":"s" } `,
@@ -62,6 +67,21 @@ func FuzzFastDecode(f *testing.F) {
 			}
 		} else if !reflect.DeepEqual(e, store.EventInput{}) {
 			t.Fatalf("event %q refused but decoded %+v", body, e)
+		}
+		var o store.VariantRequest
+		if raw, ok := decodeOFREPFast(body, &o); ok {
+			var want struct {
+				Context struct {
+					TargetingKey string `json:"targetingKey"`
+					SessionID    string `json:"sessionId"`
+				} `json:"context"`
+			}
+			err := json.Unmarshal(body, &want)
+			if err != nil || !utf8.Valid(body) || o.UserID != want.Context.TargetingKey || o.SessionID != want.Context.SessionID || o.Attributes != nil || !json.Valid(raw) {
+				t.Fatalf("OpenFeature %q: fast %+v, encoding/json %+v (%v)", body, o, want, err)
+			}
+		} else if !reflect.DeepEqual(o, store.VariantRequest{}) {
+			t.Fatalf("OpenFeature %q refused but decoded %+v", body, o)
 		}
 	})
 }
