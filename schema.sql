@@ -76,7 +76,8 @@ CREATE TABLE campaigns (
     updated_at      INTEGER NOT NULL
 , stats_engine TEXT NOT NULL DEFAULT 'frequentist'
     CHECK (stats_engine IN ('frequentist','sequential','bayesian')), namespace_id TEXT, namespace_start REAL, namespace_end REAL, cuped_lookback_days INTEGER NOT NULL DEFAULT 14
-    CHECK (cuped_lookback_days BETWEEN 0 AND 90), key TEXT);
+    CHECK (cuped_lookback_days BETWEEN 0 AND 90), key TEXT, guardrail_action TEXT NOT NULL DEFAULT 'alert'
+    CHECK (guardrail_action IN ('alert','pause')));
 CREATE INDEX campaigns_app ON campaigns(app_id, status, id);
 CREATE INDEX campaigns_status ON campaigns(status, start_at, end_at);
 CREATE INDEX campaigns_namespace ON campaigns(app_id, namespace_id) WHERE namespace_id IS NOT NULL;
@@ -308,3 +309,49 @@ CREATE TABLE instance_settings (
     id           INTEGER PRIMARY KEY CHECK (id = 1),
     default_plan TEXT    NOT NULL
 );
+
+CREATE TABLE metrics (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    app_id       INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    key          TEXT    NOT NULL,
+    name         TEXT    NOT NULL,
+    description  TEXT    NOT NULL DEFAULT '',
+    type         TEXT    NOT NULL CHECK (type IN ('conversion','count','sum')),
+    event_id     TEXT    NOT NULL,
+    property     TEXT,
+    window_hours REAL,
+    direction    TEXT    NOT NULL DEFAULT 'increase' CHECK (direction IN ('increase','decrease')),
+    cap          REAL,
+    created_at   INTEGER NOT NULL,
+    updated_at   INTEGER NOT NULL,
+    UNIQUE (app_id, key)
+);
+
+CREATE TABLE campaign_metrics (
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+    metric_id   INTEGER NOT NULL REFERENCES metrics(id) ON DELETE CASCADE,
+    role        TEXT    NOT NULL CHECK (role IN ('secondary','guardrail')),
+    position    INTEGER NOT NULL,
+    PRIMARY KEY (campaign_id, metric_id)
+) WITHOUT ROWID;
+CREATE INDEX campaign_metrics_metric ON campaign_metrics(metric_id, campaign_id);
+
+CREATE TABLE metric_values (
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+    metric_id   INTEGER NOT NULL REFERENCES metrics(id) ON DELETE CASCADE,
+    user_key    TEXT    NOT NULL,
+    variant_id  INTEGER NOT NULL,
+    value       REAL    NOT NULL,
+    PRIMARY KEY (campaign_id, metric_id, user_key)
+) WITHOUT ROWID;
+CREATE INDEX metric_values_metric ON metric_values(metric_id);
+
+CREATE TABLE metric_sums (
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+    metric_id   INTEGER NOT NULL REFERENCES metrics(id) ON DELETE CASCADE,
+    variant_id  INTEGER NOT NULL,
+    sum         REAL    NOT NULL DEFAULT 0,
+    sum_sq      REAL    NOT NULL DEFAULT 0,
+    PRIMARY KEY (campaign_id, metric_id, variant_id)
+) WITHOUT ROWID;
+CREATE INDEX metric_sums_metric ON metric_sums(metric_id);

@@ -3,9 +3,11 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"service/store"
@@ -52,6 +54,17 @@ func auditAudience(e *testEnv) int64 {
 	e.t.Helper()
 	return num(e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/audiences", e.App.ID), e.Admin, map[string]any{
 		"name": "DE", "definition": map[string]any{"logic": "AND", "rules": []any{map[string]any{"field": "country", "operator": "equals", "value": "DE"}}},
+	}), "id")
+}
+
+// auditMetrics numbers the metrics auditMetric makes, whose keys must
+// differ within an app.
+var auditMetrics atomic.Int64
+
+func auditMetric(e *testEnv) int64 {
+	e.t.Helper()
+	return num(e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/metrics", e.App.ID), e.Admin, map[string]any{
+		"key": fmt.Sprint("revenue-", auditMetrics.Add(1)), "name": "Revenue", "type": "sum", "eventId": "purchase", "property": "amount",
 	}), "id")
 }
 
@@ -162,6 +175,33 @@ var auditCases = map[Route]auditCase{
 			blocks := []int64{e.mustContent("a", "published"), e.mustContent("b", "published")}
 			campaignCreate(e, campaignBody(blocks, map[string]any{"audienceId": aud}))
 			return pathf("/v1/audiences/%d", aud), nil
+		}},
+
+	{"POST", "/apps/:appId/metrics"}: {"metric.created", store.ObjectMetric,
+		func(e *testEnv) (string, any, int64) {
+			return pathf("/v1/apps/%d/metrics", e.App.ID), map[string]any{"key": "signups", "name": "Sign-ups", "type": "conversion", "eventId": "signup"}, 0
+		},
+		func(e *testEnv) (string, any) {
+			return pathf("/v1/apps/%d/metrics", e.App.ID), map[string]any{"key": "Bad Key", "name": "x", "type": "conversion", "eventId": "signup"}
+		}},
+	{"PATCH", "/metrics/:id"}: {"metric.updated", store.ObjectMetric,
+		func(e *testEnv) (string, any, int64) {
+			id := auditMetric(e)
+			return pathf("/v1/metrics/%d", id), map[string]any{"cap": 500}, id
+		},
+		func(e *testEnv) (string, any) {
+			return pathf("/v1/metrics/%d", auditMetric(e)), map[string]any{"property": nil}
+		}},
+	{"DELETE", "/metrics/:id"}: {"metric.deleted", store.ObjectMetric,
+		func(e *testEnv) (string, any, int64) {
+			id := auditMetric(e)
+			return pathf("/v1/metrics/%d", id), nil, id
+		},
+		func(e *testEnv) (string, any) {
+			m := auditMetric(e)
+			blocks := []int64{e.mustContent("a", "published"), e.mustContent("b", "published")}
+			campaignCreate(e, campaignBody(blocks, map[string]any{"metrics": map[string]any{"guardrails": []int64{m}}}))
+			return pathf("/v1/metrics/%d", m), nil
 		}},
 
 	{"POST", "/apps/:appId/webhooks"}: {"webhook.created", store.ObjectWebhook,

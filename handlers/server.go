@@ -181,6 +181,13 @@ func (s *Server) routes() *httprouter.Router {
 	add("GET", "/apps/:appId/users/:userId", manage, s.handleUserGet)
 	add("POST", "/apps-external/:appId/identify", sdk, s.handleIdentify)
 
+	// Metrics: what campaigns measure beside their goal.
+	add("GET", "/apps/:appId/metrics", manage, s.handleMetricList)
+	add("POST", "/apps/:appId/metrics", manage, s.handleMetricCreate)
+	add("GET", "/metrics/:id", manage, s.handleMetricGet)
+	add("PATCH", "/metrics/:id", manage, s.handleMetricUpdate)
+	add("DELETE", "/metrics/:id", manage, s.handleMetricDelete)
+
 	// Webhooks and their delivery log.
 	add("GET", "/apps/:appId/webhooks", manage, s.handleWebhookList)
 	add("POST", "/apps/:appId/webhooks", manage, s.handleWebhookCreate)

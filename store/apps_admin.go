@@ -130,6 +130,7 @@ var appData = []struct{ name, query string }{
 	{"campaigns", `SELECT COUNT(*) FROM campaigns WHERE app_id = ?`},
 	{"contentViews", `SELECT COUNT(*) FROM content_views WHERE app_id = ?`},
 	{"audiences", `SELECT COUNT(*) FROM audiences WHERE app_id = ?`},
+	{"metrics", `SELECT COUNT(*) FROM metrics WHERE app_id = ?`},
 	{"users", `SELECT COUNT(*) FROM users WHERE app_id = ?`},
 	{"events", `SELECT COUNT(*) FROM events WHERE app_id = ?`},
 	{"webhooks", `SELECT COUNT(*) FROM webhooks WHERE app_id = ?`},
@@ -137,7 +138,7 @@ var appData = []struct{ name, query string }{
 }
 
 // DeleteApp deletes an app and its keys. An app that holds data
-// (campaigns, content, audiences, users, events, webhooks, form
+// (campaigns, content, audiences, metrics, users, events, webhooks, form
 // submissions) is refused unless force is set; with force everything goes
 // in the same transaction, so a failure leaves the app whole. It returns
 // what was deleted, by kind.

@@ -131,6 +131,7 @@ const (
 	ObjectCampaign   = "campaign"
 	ObjectContent    = "content"
 	ObjectAudience   = "audience"
+	ObjectMetric     = "metric"
 	ObjectWebhook    = "webhook"
 	ObjectMember     = "member"
 	ObjectInvitation = "invitation"
@@ -138,7 +139,7 @@ const (
 )
 
 // AuditObjectTypes are the object types, in the order the docs list them.
-var AuditObjectTypes = []string{ObjectApp, ObjectKey, ObjectCampaign, ObjectContent, ObjectAudience,
+var AuditObjectTypes = []string{ObjectApp, ObjectKey, ObjectCampaign, ObjectContent, ObjectAudience, ObjectMetric,
 	ObjectWebhook, ObjectMember, ObjectInvitation, ObjectUser}
 
 // RedactedValue stands in the log for every secret's value.

@@ -37,6 +37,9 @@ type CampaignInput struct {
 	Namespace         json.RawMessage `json:"namespace"`
 	CupedLookbackDays json.RawMessage `json:"cupedLookbackDays"`
 	Variants          *[]VariantInput `json:"variants"`
+	// Metrics is raw so that its shape is checked field by field, and an
+	// explicit null (no metrics) differs from leaving it out.
+	Metrics json.RawMessage `json:"metrics"`
 }
 
 // VariantInput is one variant of a create or a draft's update.
@@ -98,6 +101,8 @@ type campaignEdit struct {
 	namespace         *Namespace
 	setNamespace      bool
 	cuped             *int
+	metrics           CampaignMetrics
+	setMetrics        bool
 }
 
 // MaxNamespaceIDLen bounds a namespace id.
@@ -236,6 +241,10 @@ func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campa
 			ed.cuped = &days
 		}
 	}
+	if len(in.Metrics) > 0 {
+		ed.setMetrics = true
+		ed.metrics = validateCampaignMetrics(in.Metrics, fe)
+	}
 	if in.Variants != nil || create {
 		ed.setVariants = true
 		if in.Variants == nil {
@@ -245,6 +254,60 @@ func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campa
 		}
 	}
 	return ed
+}
+
+// validateCampaignMetrics reads {"secondary": [ids], "guardrails": [ids]}
+// (either list may be left out; null is no metrics): at most
+// MaxCampaignMetrics ids in each, and no metric twice.
+func validateCampaignMetrics(raw json.RawMessage, fe FieldErrors) CampaignMetrics {
+	out := CampaignMetrics{Secondary: []int64{}, Guardrails: []int64{}}
+	if string(raw) == "null" {
+		return out
+	}
+	var in map[string]json.RawMessage
+	if raw[0] != '{' || json.Unmarshal(raw, &in) != nil {
+		fe.Add("metrics", `must be an object {"secondary": [metricIds], "guardrails": [metricIds]}`)
+		return out
+	}
+	seen := map[int64]string{}
+	for k := range in {
+		if k != "secondary" && k != "guardrails" {
+			fe.Add("metrics."+k, "is not a field of metrics: secondary or guardrails")
+		}
+	}
+	for _, role := range []struct {
+		name string
+		dst  *[]int64
+	}{{"secondary", &out.Secondary}, {"guardrails", &out.Guardrails}} {
+		r, ok := in[role.name]
+		if !ok || string(r) == "null" {
+			continue
+		}
+		var ids []json.RawMessage
+		if r[0] != '[' || json.Unmarshal(r, &ids) != nil {
+			fe.Add("metrics."+role.name, "must be an array of metric ids")
+			continue
+		}
+		if len(ids) > MaxCampaignMetrics {
+			fe.Add("metrics."+role.name, fmt.Sprintf("must have at most %d metrics", MaxCampaignMetrics))
+			continue
+		}
+		for i, v := range ids {
+			path := fmt.Sprintf("metrics.%s[%d]", role.name, i)
+			var id float64
+			if json.Unmarshal(v, &id) != nil || id != math.Trunc(id) || id < 1 || id > 1<<53 {
+				fe.Add(path, "must be a metric id")
+				continue
+			}
+			if prev, dup := seen[int64(id)]; dup {
+				fe.Add(path, "names a metric already listed at "+prev)
+				continue
+			}
+			seen[int64(id)] = path
+			*role.dst = append(*role.dst, int64(id))
+		}
+	}
+	return out
 }
 
 // validateVariants checks counts, allocations and the control, and fills
@@ -338,6 +401,20 @@ func (tx *Tx) checkRefs(appID int64, ed *campaignEdit, fe FieldErrors) error {
 			fe.Add(fmt.Sprintf("variants[%d].contentViewId", i), "content view is archived")
 		}
 	}
+	for _, role := range []struct {
+		name string
+		ids  []int64
+	}{{"secondary", ed.metrics.Secondary}, {"guardrails", ed.metrics.Guardrails}} {
+		for i, id := range role.ids {
+			var one int
+			err := tx.queryRow(`SELECT 1 FROM metrics WHERE id = ? AND app_id = ?`, id, appID).Scan(&one)
+			if errors.Is(err, sql.ErrNoRows) {
+				fe.Add(fmt.Sprintf("metrics.%s[%d]", role.name, i), "no such metric in this app")
+			} else if err != nil {
+				return err
+			}
+		}
+	}
 	if ed.audience != nil {
 		var status string
 		err := tx.queryRow(`SELECT status FROM audiences WHERE id = ? AND app_id = ?`, *ed.audience, appID).Scan(&status)
@@ -379,6 +456,9 @@ func refusedField(status string, ed *campaignEdit) string {
 		// CUPED's covariates are counted as users are assigned.
 		{"namespace", ed.setNamespace},
 		{"cupedLookbackDays", ed.cuped != nil},
+		// The metrics are analysis settings like the goal: picking them
+		// after seeing the data would let anyone pick a winner.
+		{"metrics", ed.setMetrics},
 		{"startDate", ed.setStart},
 		{"endDate", ed.setEnd && status != CampaignActive && status != CampaignPaused},
 		{"timezone", ed.timezone != nil},

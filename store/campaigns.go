@@ -26,6 +26,14 @@ const (
 	AssignRoundRobin = "round_robin"
 )
 
+// CampaignMetrics are the metrics a campaign reports beside its goal:
+// secondary metrics that explain a result, and guardrails that must not
+// get worse. Each list is in the order given.
+type CampaignMetrics struct {
+	Secondary  []int64 `json:"secondary"`
+	Guardrails []int64 `json:"guardrails"`
+}
+
 // Variant limits per campaign.
 const (
 	MinVariants = 2
@@ -54,12 +62,15 @@ type Campaign struct {
 	Namespace *Namespace `json:"namespace"`
 	// CupedLookbackDays is how many days before a user's first assignment
 	// count towards the user's CUPED covariate; 0 turns CUPED off.
-	CupedLookbackDays int        `json:"cupedLookbackDays"`
-	Variants          []*Variant `json:"variants"`
-	Analytics         *Totals    `json:"analytics,omitempty"`
-	CreatedBy         *int64     `json:"createdBy"`
-	CreatedAt         Time       `json:"createdAt"`
-	UpdatedAt         Time       `json:"updatedAt"`
+	CupedLookbackDays int `json:"cupedLookbackDays"`
+	// Metrics are the secondary metrics and guardrails; the goal stays
+	// the primary metric and decides the winner.
+	Metrics   CampaignMetrics `json:"metrics"`
+	Variants  []*Variant      `json:"variants"`
+	Analytics *Totals         `json:"analytics,omitempty"`
+	CreatedBy *int64          `json:"createdBy"`
+	CreatedAt Time            `json:"createdAt"`
+	UpdatedAt Time            `json:"updatedAt"`
 
 	archivedFrom string
 }
@@ -168,6 +179,9 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 		if err := tx.insertVariants(id, ed.variants); err != nil {
 			return err
 		}
+		if err := tx.insertCampaignMetrics(id, ed.metrics); err != nil {
+			return err
+		}
 		tx.changed = true
 		if ed.status != nil && *ed.status == CampaignActive {
 			if err := tx.move(appID, id, CampaignActive); err != nil {
@@ -180,6 +194,57 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 		return nil, err
 	}
 	return db.FindCampaignByID(ctx, appID, id)
+}
+
+// insertCampaignMetrics links a campaign to its metrics.
+func (tx *Tx) insertCampaignMetrics(campaignID int64, m CampaignMetrics) error {
+	for _, role := range []struct {
+		name string
+		ids  []int64
+	}{{"secondary", m.Secondary}, {"guardrail", m.Guardrails}} {
+		for i, id := range role.ids {
+			if _, err := tx.exec(`INSERT INTO campaign_metrics (campaign_id, metric_id, role, position) VALUES (?, ?, ?, ?)`, campaignID, id, role.name, i); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// attachMetrics fills campaigns' metrics with one query.
+func attachMetrics(q conn, list []*Campaign) error {
+	if len(list) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(list))
+	byID := make(map[int64]*Campaign, len(list))
+	for i, c := range list {
+		ids[i], byID[c.ID] = c.ID, c
+		c.Metrics = CampaignMetrics{Secondary: []int64{}, Guardrails: []int64{}}
+	}
+	rows, err := q.query(`SELECT campaign_id, metric_id, role FROM campaign_metrics
+		WHERE campaign_id IN (`+q.dia().jsonIDs+`) ORDER BY campaign_id, position`, jsonIDs(ids))
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var cid, mid int64
+		var role string
+		if err := rows.Scan(&cid, &mid, &role); err != nil {
+			return err
+		}
+		c := byID[cid]
+		if c == nil {
+			continue
+		}
+		if role == "guardrail" {
+			c.Metrics.Guardrails = append(c.Metrics.Guardrails, mid)
+		} else {
+			c.Metrics.Secondary = append(c.Metrics.Secondary, mid)
+		}
+	}
+	return rows.Err()
 }
 
 func (tx *Tx) insertVariants(campaignID int64, vs []VariantInput) error {
@@ -246,8 +311,10 @@ func findCampaign(q conn, appID, id int64) (*Campaign, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.Variants, err = findVariants(q, id)
-	return c, err
+	if c.Variants, err = findVariants(q, id); err != nil {
+		return nil, err
+	}
+	return c, attachMetrics(q, []*Campaign{c})
 }
 
 const variantColumns = `campaign_id, id, name, content_view_id, traffic_allocation, is_control, impressions, conversions, cuped_sum_x, cuped_sum_xx, cuped_sum_xy`
@@ -348,6 +415,9 @@ func (db *DB) findCampaigns(ctx context.Context, appID int64, status, name strin
 		return nil, Pagination{}, err
 	}
 	if err := db.attachVariants(ctx, list); err != nil {
+		return nil, Pagination{}, err
+	}
+	if err := attachMetrics(db.reader(ctx), list); err != nil {
 		return nil, Pagination{}, err
 	}
 	return list, p, nil
@@ -459,6 +529,14 @@ func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignIn
 				return err
 			}
 			if err := tx.insertVariants(id, ed.variants); err != nil {
+				return err
+			}
+		}
+		if ed.setMetrics {
+			if _, err := tx.exec(`DELETE FROM campaign_metrics WHERE campaign_id = ?`, id); err != nil {
+				return err
+			}
+			if err := tx.insertCampaignMetrics(id, ed.metrics); err != nil {
 				return err
 			}
 		}
@@ -597,6 +675,9 @@ type campaignFields struct {
 	AssignmentType string          `json:"assignmentType"`
 	StatsEngine    string          `json:"statsEngine"`
 	Variants       []variantFields `json:"variants"`
+	// Metrics are left out of a snapshot that has none, so campaigns
+	// that use no metrics log as they always did.
+	Metrics *CampaignMetrics `json:"metrics,omitempty"`
 }
 
 type variantFields struct {
@@ -612,6 +693,10 @@ func campaignSnapshot(c *Campaign) *campaignFields {
 		StatsEngine: c.StatsEngine, Variants: make([]variantFields, len(c.Variants))}
 	for i, v := range c.Variants {
 		f.Variants[i] = variantFields{v.Name, v.ContentViewID, v.TrafficAllocation, v.IsControl}
+	}
+	if len(c.Metrics.Secondary)+len(c.Metrics.Guardrails) > 0 {
+		m := c.Metrics
+		f.Metrics = &m
 	}
 	return f
 }
