@@ -6,13 +6,17 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"service/internal/fixture"
+	"service/internal/storetest"
+	"service/internal/testwait"
 	"service/store"
 )
 
@@ -439,4 +443,36 @@ func toJSONText(body string) string {
 		return body
 	}
 	return `"x"`
+}
+
+// A campaign paused through one process is DISABLED on another serving the
+// same database, for a user that process had answered from memory: its
+// caches start over when it learns of the other's commit (the SQLite
+// file's watch, PostgreSQL's LISTEN).
+func TestOFREPPauseSeenByOtherProcess(t *testing.T) {
+	target := storetest.DB(t, filepath.Join(t.TempDir(), "test.db"))
+	open := func() *testEnv {
+		db, err := store.Open(context.Background(), target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		e := &testEnv{t: t, DB: db, Srv: newServer(db)}
+		t.Cleanup(e.Srv.Close)
+		return e
+	}
+	a, b := open(), open()
+	a.App, a.Admin, a.Read, a.Cli = a.newApp("test", "enterprise", 1_000_000)
+	b.App, b.Admin, b.Read, b.Cli = a.App, a.Admin, a.Read, a.Cli
+	id := campaignInState(a, campaignBlocks(a, 2), "active", map[string]any{"key": "hero"})
+	ctx := ofrepCtx(map[string]any{"targetingKey": "u1"})
+	for _, e := range []*testEnv{b, b, a} { // b learns the campaign and the user
+		if got := ofrepBody(t, e.ofrep(t, "POST", "/ofrep/v1/evaluate/flags/hero", bearer(a.Cli), ctx))["reason"]; got != "SPLIT" {
+			t.Fatalf("before the pause: reason %v", got)
+		}
+	}
+	campaignSetStatus(a, id, "paused")
+	testwait.Until(t, 10*time.Second, "the other process to see the pause", func() bool {
+		return ofrepBody(t, b.ofrep(t, "POST", "/ofrep/v1/evaluate/flags/hero", bearer(a.Cli), ctx))["reason"] == "DISABLED"
+	})
 }
