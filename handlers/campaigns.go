@@ -148,7 +148,15 @@ func (s *Server) handleVariants(w http.ResponseWriter, r *http.Request) {
 func (s *Server) campaignIDOrKey(w http.ResponseWriter, r *http.Request) (int64, bool) {
 	const name = "campaignIdOrKey"
 	raw := param(r, name)
-	id, err := strconv.ParseInt(raw, 10, 64)
+	var id int64
+	var err error
+	// A segment starting with a letter is a key at once: strconv's
+	// refusal of it would cost two allocations on every request by key.
+	if raw == "" || raw[0] < 'a' || raw[0] > 'z' {
+		id, err = strconv.ParseInt(raw, 10, 64)
+	} else {
+		err = strconv.ErrSyntax
+	}
 	if err == nil || errors.Is(err, strconv.ErrRange) {
 		if err != nil || id < 1 {
 			invalid(w, "path parameter "+name+" must be a positive integer or a campaign key", map[string]any{"param": name})
