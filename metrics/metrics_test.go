@@ -360,7 +360,7 @@ func BenchmarkRequest(b *testing.B) {
 	m := metrics.New(nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		m.Request("/apps-external/:appId/campaigns/:campaignId/variant", "POST", 200, 50*time.Microsecond)
+		m.Request("/apps-external/:appId/campaigns/:campaignIdOrKey/variant", "POST", 200, 50*time.Microsecond)
 	}
 }
 
