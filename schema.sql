@@ -17,18 +17,6 @@ CREATE TABLE apps (
     created_at  INTEGER NOT NULL
 , allowed_origins TEXT NOT NULL DEFAULT '*');
 
-CREATE TABLE api_keys (
-    id          INTEGER PRIMARY KEY,
-    app_id      INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
-    role        TEXT    NOT NULL CHECK (role IN ('admin','read','client')),
-    name        TEXT    NOT NULL DEFAULT '',
-    key_hash    BLOB    NOT NULL UNIQUE,
-    key_prefix  TEXT    NOT NULL,
-    created_at  INTEGER NOT NULL,
-    revoked_at  INTEGER
-);
-CREATE INDEX api_keys_app ON api_keys(app_id);
-
 CREATE TABLE content_views (
     id           INTEGER PRIMARY KEY,
     app_id       INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
@@ -309,6 +297,19 @@ CREATE TABLE instance_settings (
     id           INTEGER PRIMARY KEY CHECK (id = 1),
     default_plan TEXT    NOT NULL
 );
+
+CREATE TABLE "api_keys" (
+    id          INTEGER PRIMARY KEY,
+    app_id      INTEGER REFERENCES apps(id) ON DELETE CASCADE,
+    role        TEXT    NOT NULL CHECK (role IN ('admin','read','client','instance')),
+    name        TEXT    NOT NULL DEFAULT '',
+    key_hash    BLOB    NOT NULL UNIQUE,
+    key_prefix  TEXT    NOT NULL,
+    created_at  INTEGER NOT NULL,
+    revoked_at  INTEGER,
+    CHECK ((role = 'instance') = (app_id IS NULL))
+);
+CREATE INDEX api_keys_app ON api_keys(app_id);
 
 CREATE TABLE metrics (
     id           INTEGER PRIMARY KEY AUTOINCREMENT,

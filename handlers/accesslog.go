@@ -30,7 +30,8 @@ func (s *Server) logRequest(c *request, r *http.Request, end time.Time, closed b
 		attrs := []slog.Attr{slog.String("request_id", c.info.id),
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Int("status", c.rec.status), slog.Float64("duration_ms", took)}
-		if c.info.key != nil {
+		// An instance key has no app.
+		if c.info.key != nil && c.info.key.AppID != 0 {
 			attrs = append(attrs, slog.Int64("app_id", c.info.key.AppID))
 		}
 		if closed {
@@ -52,7 +53,7 @@ func (s *Server) logRequest(c *request, r *http.Request, end time.Time, closed b
 	b = strconv.AppendInt(b, int64(c.rec.status), 10)
 	b = append(b, `,"duration_ms":`...)
 	b = strconv.AppendFloat(b, took, 'f', -1, 64)
-	if c.info.key != nil {
+	if c.info.key != nil && c.info.key.AppID != 0 {
 		b = append(b, `,"app_id":`...)
 		b = strconv.AppendInt(b, c.info.key.AppID, 10)
 	}

@@ -16,7 +16,8 @@ import (
 // configuration changes.
 func (s *Server) recordCaller(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c := store.Caller{Actor: store.KeyActor(keyFrom(r)), Addr: clientAddr(r)}
+		k := keyFrom(r)
+		c := store.Caller{Actor: store.KeyActor(k), Addr: clientAddr(r), Instance: k.Role == store.RoleInstance}
 		if info := infoOf(r); info != nil {
 			c.RequestID = info.id
 		}

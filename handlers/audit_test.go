@@ -23,6 +23,13 @@ type auditCase struct {
 	refused         func(e *testEnv) (path string, body any)
 }
 
+// provisioningRoutes are the audited routes of the instance key: called
+// with it (an admin key is refused them), and listed in the instance's log.
+var provisioningRoutes = map[Route]bool{
+	{"POST", "/apps"}: true, {"PATCH", "/apps/:appId"}: true, {"DELETE", "/apps/:appId"}: true,
+	{"POST", "/apps/:appId/keys"}: true, {"DELETE", "/keys/:id"}: true,
+}
+
 // notAudited are the mutating routes that change no configuration, each
 // with the reason. Every other mutating route of the document must have an
 // auditCase.
@@ -75,6 +82,40 @@ func auditWebhook(e *testEnv) int64 {
 }
 
 var auditCases = map[Route]auditCase{
+	{"POST", "/apps"}: {"app.created", store.ObjectApp,
+		func(e *testEnv) (string, any, int64) { return "/v1/apps", map[string]any{"name": "Provisioned"}, 0 },
+		func(e *testEnv) (string, any) { return "/v1/apps", map[string]any{"name": ""} }},
+	{"PATCH", "/apps/:appId"}: {"app.updated", store.ObjectApp,
+		func(e *testEnv) (string, any, int64) {
+			return pathf("/v1/apps/%d", e.App.ID), map[string]any{"name": "Renamed"}, e.App.ID
+		},
+		func(e *testEnv) (string, any) { return pathf("/v1/apps/%d", e.App.ID), map[string]any{"plan": "gold"} }},
+	{"DELETE", "/apps/:appId"}: {"app.deleted", store.ObjectApp,
+		func(e *testEnv) (string, any, int64) {
+			app, _, _, _ := e.newApp("doomed", "free", 0)
+			return pathf("/v1/apps/%d", app.ID), nil, app.ID
+		},
+		func(e *testEnv) (string, any) {
+			e.mustContent("data", store.ContentDraft)
+			return pathf("/v1/apps/%d", e.App.ID), nil
+		}},
+	{"POST", "/apps/:appId/keys"}: {"key.created", store.ObjectKey,
+		func(e *testEnv) (string, any, int64) {
+			return pathf("/v1/apps/%d/keys", e.App.ID), map[string]any{"role": "read", "name": "ci"}, 0
+		},
+		func(e *testEnv) (string, any) {
+			return pathf("/v1/apps/%d/keys", e.App.ID), map[string]any{"role": "instance"}
+		}},
+	{"DELETE", "/keys/:id"}: {"key.revoked", store.ObjectKey,
+		func(e *testEnv) (string, any, int64) {
+			k, _, err := e.DB.CreateKey(context.Background(), e.App.ID, store.RoleClient, "old")
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			return pathf("/v1/keys/%d", k.ID), nil, k.ID
+		},
+		func(e *testEnv) (string, any) { return "/v1/keys/999999", nil }},
+
 	{"POST", "/apps/:appId/campaigns"}: {"campaign.created", store.ObjectCampaign,
 		func(e *testEnv) (string, any, int64) {
 			blocks := []int64{e.mustContent("a", "published"), e.mustContent("b", "published")}
@@ -280,9 +321,13 @@ func TestAuditEveryMutatingRoute(t *testing.T) {
 		}
 		t.Run(r.Method+" "+r.Path, func(t *testing.T) {
 			e := newEnv(t)
+			key, refusedKey, filter := e.Admin, e.Read, store.AuditFilter{AppID: e.App.ID, Limit: store.MaxAuditLimit}
+			if provisioningRoutes[r] {
+				key, refusedKey, filter = e.instanceKey(), e.Admin, store.AuditFilter{Instance: true, Limit: store.MaxAuditLimit}
+			}
 			entries := func() []*store.AuditEntry {
 				t.Helper()
-				list, err := e.DB.FindAuditLog(context.Background(), store.AuditFilter{AppID: e.App.ID, Limit: store.MaxAuditLimit})
+				list, err := e.DB.FindAuditLog(context.Background(), filter)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -291,7 +336,7 @@ func TestAuditEveryMutatingRoute(t *testing.T) {
 
 			path, body := c.refused(e)
 			before := len(entries())
-			if rec := e.do(r.Method, path, e.Admin, body); rec.Code < 400 || rec.Code > 499 {
+			if rec := e.do(r.Method, path, key, body); rec.Code < 400 || rec.Code > 499 {
 				t.Fatalf("refused request: status %d, want 4xx; %s", rec.Code, rec.Body)
 			}
 			if n := len(entries()) - before; n != 0 {
@@ -300,13 +345,13 @@ func TestAuditEveryMutatingRoute(t *testing.T) {
 
 			path, body, obj := c.setup(e)
 			before = len(entries())
-			if rec := e.do(r.Method, path, e.Read, body); rec.Code != http.StatusForbidden {
-				t.Fatalf("read key: status %d, want 403", rec.Code)
+			if rec := e.do(r.Method, path, refusedKey, body); rec.Code != http.StatusForbidden {
+				t.Fatalf("a key without the role: status %d, want 403", rec.Code)
 			}
 			if n := len(entries()) - before; n != 0 {
-				t.Fatalf("a change refused to the read key wrote %d audit entries", n)
+				t.Fatalf("a change refused to a key without the role wrote %d audit entries", n)
 			}
-			rec := e.do(r.Method, path, e.Admin, body)
+			rec := e.do(r.Method, path, key, body)
 			if rec.Code >= 300 {
 				t.Fatalf("status %d: %s", rec.Code, rec.Body)
 			}
@@ -326,15 +371,27 @@ func TestAuditEveryMutatingRoute(t *testing.T) {
 				t.Fatalf("entry %s on %s %v, want %s on %s %d", got.Action, got.Object.Type, got.Object.ID, c.action, c.objType, obj)
 			}
 			admin := auditAdminKey(t, e)
+			if provisioningRoutes[r] {
+				admin = auditInstanceKey(t, e)
+			}
 			if got.Actor.Type != store.ActorKey || got.Actor.ID == nil || *got.Actor.ID != admin.ID || got.Actor.Name != admin.Name ||
-				got.Actor.Prefix != admin.Prefix || !strings.HasPrefix(e.Admin, got.Actor.Prefix) || len(got.Actor.Prefix) >= len(e.Admin) {
-				t.Fatalf("actor %+v, want the admin key %d by name and prefix", got.Actor, admin.ID)
+				got.Actor.Prefix != admin.Prefix || !strings.HasPrefix(key, got.Actor.Prefix) || len(got.Actor.Prefix) >= len(key) {
+				t.Fatalf("actor %+v, want the key %d by name and prefix", got.Actor, admin.ID)
 			}
 			if got.RequestID == "" || got.RequestID != rec.Header().Get("X-Request-Id") || got.ClientAddress != "192.0.2.1" {
 				t.Fatalf("request id %q (answer's %q), client address %q", got.RequestID, rec.Header().Get("X-Request-Id"), got.ClientAddress)
 			}
 		})
 	}
+}
+
+func auditInstanceKey(t testing.TB, e *testEnv) *store.Key {
+	t.Helper()
+	keys, err := e.DB.FindInstanceKeys(context.Background())
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("instance keys %v: %v", keys, err)
+	}
+	return keys[0]
 }
 
 func auditAdminKey(t testing.TB, e *testEnv) *store.Key {

@@ -26,6 +26,23 @@ type testEnv struct {
 	Admin string // admin key plaintext
 	Read  string
 	Cli   string // client key
+	// instance is the instance key's plaintext, made on first use by
+	// instanceKey.
+	instance string
+}
+
+// instanceKey returns an instance key, made on first use so that tests
+// that never provision keep the database they had.
+func (e *testEnv) instanceKey() string {
+	e.t.Helper()
+	if e.instance == "" {
+		_, plain, err := e.DB.CreateInstanceKey(context.Background(), "tests")
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.instance = plain
+	}
+	return e.instance
 }
 
 // newEnv opens a fresh database in t.TempDir() and builds the real router.

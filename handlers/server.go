@@ -73,10 +73,20 @@ func (s *Server) Close() { s.limiter.close() }
 type access int
 
 const (
-	manage access = iota // admin; read keys for GET
-	sdk                  // client and admin keys; read keys for GET
-	public               // no key
+	manage   access = iota // admin; read keys for GET
+	sdk                    // client and admin keys; read keys for GET
+	public                 // no key
+	instance               // instance keys only: apps and their keys
 )
+
+// InstanceRateLimit is the requests a minute that the instance keys share,
+// all of them together: provisioning is occasional and belongs to no app,
+// so it has its own budget, which no app's traffic can use up.
+const InstanceRateLimit = 600
+
+// instanceClass is the rate-limit class of the instance keys' budget,
+// counted under app 0, which no app has.
+const instanceClass = 2
 
 // routes registers the whole API in one place, so its surface reads top to
 // bottom. Every route answers under /v1 and /api/v1.
@@ -118,7 +128,7 @@ func (s *Server) routes() *httprouter.Router {
 	corsMethods := map[string][]string{}
 	add := func(method, path string, a access, h http.HandlerFunc) {
 		s.served = append(s.served, Route{method, path})
-		if a == manage && method != http.MethodGet {
+		if (a == manage || a == instance) && method != http.MethodGet {
 			h = s.recordCaller(h)
 		}
 		hh := s.authorize(a, h)
@@ -136,7 +146,18 @@ func (s *Server) routes() *httprouter.Router {
 	}
 
 	// The role beside each route: manage = admin (read keys for GET);
-	// sdk = client and admin keys (read keys for GET).
+	// sdk = client and admin keys (read keys for GET); instance = instance
+	// keys only, which may call nothing else.
+
+	// Provisioning: apps and their keys, for scripts and Terraform.
+	add("GET", "/apps", instance, s.handleAppList)
+	add("POST", "/apps", instance, s.handleAppCreate)
+	add("GET", "/apps/:appId", instance, s.handleAppGet)
+	add("PATCH", "/apps/:appId", instance, s.handleAppUpdate)
+	add("DELETE", "/apps/:appId", instance, s.handleAppDelete) // ?force=true deletes an app that holds data
+	add("GET", "/apps/:appId/keys", instance, s.handleKeyList)
+	add("POST", "/apps/:appId/keys", instance, s.handleKeyCreate) // the plaintext is in this answer only
+	add("DELETE", "/keys/:id", instance, s.handleKeyRevoke)
 
 	// Campaigns. The verbs a user thinks of (start, pause, resume, complete,
 	// archive) are all PATCH /campaigns/:id/status {"status": ...}.
@@ -373,12 +394,18 @@ func (s *Server) authorize(a access, h http.HandlerFunc) http.Handler {
 		if !s.limit(w, r, key) {
 			return
 		}
+		// An instance key belongs to no app and may call only the
+		// instance routes; an app's key may call none of them.
+		if (a == instance) != (key.Role == store.RoleInstance) {
+			writeErrorCode(w, http.StatusForbidden, "FORBIDDEN", "the "+key.Role+" role may not call this route", nil)
+			return
+		}
 		if raw := param(r, "appId"); raw != "" {
 			appID, ok := pathID(w, r, "appId")
 			if !ok {
 				return
 			}
-			if appID != key.AppID {
+			if appID != key.AppID && a != instance {
 				writeErrorCode(w, http.StatusForbidden, "FORBIDDEN", "this key belongs to another app", nil)
 				return
 			}
@@ -406,6 +433,8 @@ func allowed(a access, role, method string) bool {
 		return method == http.MethodGet
 	case store.RoleClient:
 		return a == sdk
+	case store.RoleInstance:
+		return a == instance
 	}
 	return false
 }
@@ -436,7 +465,11 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request, key *store.Key) b
 func (s *Server) take(w http.ResponseWriter, r *http.Request, key *store.Key, sdk bool) (limit, reset int, ok bool) {
 	limit = key.RateLimit
 	class := 0
-	if sdk {
+	switch {
+	case key.Role == store.RoleInstance:
+		// The instance keys' own budget, which no app's traffic shares.
+		limit, class = InstanceRateLimit, instanceClass
+	case sdk:
 		limit *= 100
 		class = 1
 	}

@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"errors"
+	"strings"
 	"sync"
 	"time"
 )
@@ -78,12 +79,16 @@ const (
 	RoleAdmin  = "admin"
 	RoleRead   = "read"
 	RoleClient = "client"
+	// RoleInstance is a key of the instance, not of an app: it manages
+	// apps and their keys (the provisioning routes) and nothing else.
+	RoleInstance = "instance"
 )
 
 // Key is an API key as the database knows it: never the plaintext.
 type Key struct {
-	ID    int64  `json:"id"`
-	AppID int64  `json:"appId"`
+	ID int64 `json:"id"`
+	// AppID is 0, and left out, for an instance key.
+	AppID int64  `json:"appId,omitempty"`
 	Role  string `json:"role"`
 	// Name is omitted when empty, as keys create prints it.
 	Name      string `json:"name,omitempty"`
@@ -109,6 +114,13 @@ func (db *DB) CreateApp(ctx context.Context, name, plan string, rateLimit int) (
 	if rateLimit < 0 {
 		return nil, Errorf(EINVALID, "rate limit must be positive")
 	}
+	return db.createApp(ctx, name, plan, rateLimit, []string{AnyOrigin})
+}
+
+// createApp inserts a validated app with its allowed origins. An empty
+// plan takes the instance's default, read in the transaction; rateLimit
+// 0 takes the plan's limit.
+func (db *DB) createApp(ctx context.Context, name, plan string, rateLimit int, origins []string) (*App, error) {
 	a := &App{Name: name, Plan: plan, RateLimit: rateLimit}
 	err := db.withTx(ctx, func(tx *Tx) error {
 		if a.Plan == "" {
@@ -121,14 +133,14 @@ func (db *DB) CreateApp(ctx context.Context, name, plan string, rateLimit int) (
 			a.RateLimit = planLimits[a.Plan]
 		}
 		plan, rateLimit := a.Plan, a.RateLimit
-		newID, err := tx.insertID(`INSERT INTO apps (name, plan, rate_limit, created_at) VALUES (?, ?, ?, ?)`,
-			name, plan, rateLimit, ms(tx.now))
+		newID, err := tx.insertID(`INSERT INTO apps (name, plan, rate_limit, created_at, allowed_origins) VALUES (?, ?, ?, ?, ?)`,
+			name, plan, rateLimit, ms(tx.now), strings.Join(origins, ","))
 		if err != nil {
 			return err
 		}
 		a.ID = newID
 		return tx.audit(auditRecord{app: a.ID, instance: true, action: "app.created", objType: ObjectApp, objID: a.ID, objName: name,
-			after: appFields{name, plan, rateLimit, []string{AnyOrigin}}})
+			after: appFields{name, plan, rateLimit, origins}})
 	})
 	if err != nil {
 		return nil, err
@@ -171,6 +183,21 @@ func (db *DB) CreateKey(ctx context.Context, appID int64, role, name string) (*K
 	default:
 		return nil, "", Errorf(EINVALID, "role must be one of admin, read, client")
 	}
+	return db.createKey(ctx, appID, role, name)
+}
+
+// CreateInstanceKey makes an instance key, which belongs to no app, and
+// returns it with its plaintext, shown this once as CreateKey's is.
+func (db *DB) CreateInstanceKey(ctx context.Context, name string) (*Key, string, error) {
+	return db.createKey(ctx, 0, RoleInstance, name)
+}
+
+// createKey makes a key of role; appID is 0 for an instance key.
+func (db *DB) createKey(ctx context.Context, appID int64, role, name string) (*Key, string, error) {
+	if tooLong(name, MaxNameLen) {
+		return nil, "", &Error{Code: EINVALID, Message: "name is too long",
+			Details: map[string]any{"fields": map[string]any{"name": "must be at most 200 characters"}}}
+	}
 	raw := make([]byte, 24)
 	if _, err := rand.Read(raw); err != nil {
 		return nil, "", err
@@ -178,20 +205,24 @@ func (db *DB) CreateKey(ctx context.Context, appID int64, role, name string) (*K
 	plaintext := "sk_" + role[:1] + "_" + hex.EncodeToString(raw)
 	k := &Key{AppID: appID, Role: role, Name: name, Prefix: plaintext[:10]}
 	err := db.withTx(ctx, func(tx *Tx) error {
-		var one int
-		if err := tx.queryRow(`SELECT 1 FROM apps WHERE id = ?`, appID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
-			return notFound("app")
-		} else if err != nil {
-			return err
+		var app any
+		if appID != 0 {
+			var one int
+			if err := tx.queryRow(`SELECT 1 FROM apps WHERE id = ?`, appID).Scan(&one); errors.Is(err, sql.ErrNoRows) {
+				return notFound("app")
+			} else if err != nil {
+				return err
+			}
+			app = appID
 		}
 		k.CreatedAt = NewTime(tx.now.Truncate(time.Millisecond))
 		newID, err := tx.insertID(`INSERT INTO api_keys (app_id, role, name, key_hash, key_prefix, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-			appID, role, name, hashKey(plaintext), k.Prefix, ms(tx.now))
+			app, role, name, hashKey(plaintext), k.Prefix, ms(tx.now))
 		if err != nil {
 			return err
 		}
 		k.ID = newID
-		return tx.audit(auditRecord{app: appID, action: "key.created", objType: ObjectKey, objID: k.ID, objName: k.label(),
+		return tx.audit(auditRecord{app: appID, instance: appID == 0, action: "key.created", objType: ObjectKey, objID: k.ID, objName: k.label(),
 			after: keyFields{Role: role, Name: name, Prefix: k.Prefix}})
 	})
 	if err != nil {
@@ -200,44 +231,81 @@ func (db *DB) CreateKey(ctx context.Context, appID int64, role, name string) (*K
 	return k, plaintext, nil
 }
 
-// FindKeys lists the keys of an app, revoked ones included.
+const keyColumns = `id, COALESCE(app_id, 0), role, name, key_prefix, created_at, revoked_at`
+
+func scanKey(row scanner) (*Key, error) {
+	k := &Key{}
+	var created int64
+	var revoked sql.NullInt64
+	if err := row.Scan(&k.ID, &k.AppID, &k.Role, &k.Name, &k.Prefix, &created, &revoked); err != nil {
+		return nil, err
+	}
+	k.CreatedAt = NewTime(fromMS(created))
+	k.RevokedAt = TimePtr(nullMS(revoked))
+	return k, nil
+}
+
+// FindKeys lists the keys of an app, revoked ones included, in id order.
 func (db *DB) FindKeys(ctx context.Context, appID int64) ([]*Key, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id, role, name, key_prefix, created_at, revoked_at FROM api_keys WHERE app_id = ? ORDER BY id`, appID)
+	return db.findKeys(ctx, `app_id = ?`, appID)
+}
+
+// FindInstanceKeys lists the instance keys, revoked ones included, in id
+// order.
+func (db *DB) FindInstanceKeys(ctx context.Context) ([]*Key, error) {
+	return db.findKeys(ctx, `app_id IS NULL`)
+}
+
+func (db *DB) findKeys(ctx context.Context, where string, args ...any) ([]*Key, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE `+where+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	keys := []*Key{}
 	for rows.Next() {
-		k := &Key{AppID: appID}
-		var created int64
-		var revoked sql.NullInt64
-		if err := rows.Scan(&k.ID, &k.Role, &k.Name, &k.Prefix, &created, &revoked); err != nil {
+		k, err := scanKey(rows)
+		if err != nil {
 			return nil, err
 		}
-		k.CreatedAt = NewTime(fromMS(created))
-		k.RevokedAt = TimePtr(nullMS(revoked))
 		keys = append(keys, k)
 	}
 	return keys, rows.Err()
 }
 
-// RevokeKey revokes a key. The transaction counts as a change to what the
-// caches hold, so this process forgets its keys as it commits, and every
-// other process on the database as soon as it hears of the commit (see
-// Tx.changed).
+// FindKeysPage lists one page of an app's keys, revoked ones included,
+// newest first, as the API lists resources; a missing app is not found.
+func (db *DB) FindKeysPage(ctx context.Context, appID int64, o ListOptions) ([]*Key, Pagination, error) {
+	if _, err := db.FindAppByID(ctx, appID); err != nil {
+		return nil, Pagination{}, err
+	}
+	return findPage(ctx, db, "api_keys", keyColumns, "app_id = ?", []any{appID}, o, scanKey)
+}
+
+// RevokeKey revokes a key, of an app or of the instance. The transaction
+// counts as a change to what the caches hold, so this process forgets its
+// keys as it commits, and every other process on the database as soon as
+// it hears of the commit (see Tx.changed).
 func (db *DB) RevokeKey(ctx context.Context, id int64) (*Key, error) {
+	return db.revokeKey(ctx, id, true)
+}
+
+// RevokeAppKey revokes a key of an app, as RevokeKey does; an instance
+// key is not found, so that no instance key can revoke another through
+// the API and lock the owners out of their own provisioning.
+func (db *DB) RevokeAppKey(ctx context.Context, id int64) (*Key, error) {
+	return db.revokeKey(ctx, id, false)
+}
+
+func (db *DB) revokeKey(ctx context.Context, id int64, instance bool) (*Key, error) {
 	err := db.withTx(ctx, func(tx *Tx) error {
-		k := &Key{ID: id}
-		var revoked sql.NullInt64
-		err := tx.queryRow(`SELECT app_id, role, name, key_prefix, revoked_at FROM api_keys WHERE id = ?`, id).
-			Scan(&k.AppID, &k.Role, &k.Name, &k.Prefix, &revoked)
-		if errors.Is(err, sql.ErrNoRows) {
+		k, err := scanKey(tx.queryRow(`SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, id))
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && k.Role == RoleInstance && !instance) {
 			return notFound("key")
 		} else if err != nil {
 			return err
 		}
-		if revoked.Valid {
+		if k.RevokedAt != nil {
 			// Revoking twice changes nothing and records nothing.
 			return nil
 		}
@@ -246,23 +314,13 @@ func (db *DB) RevokeKey(ctx context.Context, id int64) (*Key, error) {
 			return err
 		}
 		at := NewTime(tx.now)
-		return tx.audit(auditRecord{app: k.AppID, action: "key.revoked", objType: ObjectKey, objID: id, objName: k.label(),
+		return tx.audit(auditRecord{app: k.AppID, instance: k.AppID == 0, action: "key.revoked", objType: ObjectKey, objID: id, objName: k.label(),
 			before: keyFields{Role: k.Role, Name: k.Name, Prefix: k.Prefix}, after: keyFields{Role: k.Role, Name: k.Name, Prefix: k.Prefix, RevokedAt: &at}})
 	})
 	if err != nil {
 		return nil, err
 	}
-	k := &Key{ID: id}
-	var created, revoked int64
-	err = db.read.QueryRowContext(ctx, `SELECT app_id, role, name, key_prefix, created_at, revoked_at FROM api_keys WHERE id = ?`, id).
-		Scan(&k.AppID, &k.Role, &k.Name, &k.Prefix, &created, &revoked)
-	if err != nil {
-		return nil, err
-	}
-	k.CreatedAt = NewTime(fromMS(created))
-	r := NewTime(fromMS(revoked))
-	k.RevokedAt = &r
-	return k, nil
+	return scanKey(db.read.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, id))
 }
 
 // keyFields are what the audit log compares of a key: never its hash.
@@ -372,8 +430,8 @@ func (db *DB) loadKey(ctx context.Context, sum [32]byte, now time.Time, gen uint
 	var revoked sql.NullInt64
 	var created int64
 	err := db.read.QueryRowContext(ctx, `
-		SELECT k.id, k.app_id, k.role, k.name, k.key_prefix, k.created_at, k.revoked_at, a.rate_limit
-		FROM api_keys k JOIN apps a ON a.id = k.app_id WHERE k.key_hash = ?`, sum[:]).
+		SELECT k.id, COALESCE(k.app_id, 0), k.role, k.name, k.key_prefix, k.created_at, k.revoked_at, COALESCE(a.rate_limit, 0)
+		FROM api_keys k LEFT JOIN apps a ON a.id = k.app_id WHERE k.key_hash = ?`, sum[:]).
 		Scan(&k.ID, &k.AppID, &k.Role, &k.Name, &k.Prefix, &created, &revoked, &k.RateLimit)
 	// Unknown keys are not cached: anyone can invent them, and the cache
 	// must not grow with what they send.

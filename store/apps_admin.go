@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -64,6 +65,8 @@ func (db *DB) UpdateApp(ctx context.Context, id int64, upd AppUpdate) (*App, err
 	fe := FieldErrors{}
 	if upd.Name != nil && strings.TrimSpace(*upd.Name) == "" {
 		fe.Add("name", "must not be empty")
+	} else if upd.Name != nil && tooLong(strings.TrimSpace(*upd.Name), MaxNameLen) {
+		fe.Add("name", "must be at most 200 characters")
 	}
 	if upd.Plan != nil {
 		if _, ok := planLimits[*upd.Plan]; !ok {
@@ -198,4 +201,137 @@ func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]i
 		return nil, err
 	}
 	return counts, nil
+}
+
+// AppSettings is an app with the browser origins its SDK routes answer:
+// what the API answers for an app.
+type AppSettings struct {
+	App
+	AllowedOrigins []string `json:"allowedOrigins"`
+}
+
+// AppInput is an app's settings as the API takes them. On a create, name
+// is required and the rest take their defaults (the instance's default
+// plan, its limit, any origin); on an update, a field left out stays as it is. Its fields
+// are AppUpdate's, so one converts to the other.
+type AppInput struct {
+	Name *string `json:"name"`
+	Plan *string `json:"plan"`
+	// RateLimit 0 takes the plan's limit.
+	RateLimit      *int      `json:"rateLimit"`
+	AllowedOrigins *[]string `json:"allowedOrigins"`
+}
+
+// validate names every bad field at once and returns the origins as
+// ParseAllowedOrigins reads them.
+func (in *AppInput) validate(create bool) ([]string, FieldErrors) {
+	fe := FieldErrors{}
+	switch {
+	case in.Name == nil && create:
+		fe.Add("name", "is required")
+	case in.Name == nil:
+	case strings.TrimSpace(*in.Name) == "":
+		fe.Add("name", "must not be empty")
+	case tooLong(strings.TrimSpace(*in.Name), MaxNameLen):
+		fe.Add("name", "must be at most 200 characters")
+	}
+	if in.Plan != nil {
+		if _, ok := planLimits[*in.Plan]; !ok {
+			fe.Add("plan", "must be one of free, starter, pro, enterprise")
+		}
+	}
+	if in.RateLimit != nil && *in.RateLimit < 0 {
+		fe.Add("rateLimit", "must be 0 (the plan's limit) or more")
+	}
+	var origins []string
+	if in.AllowedOrigins != nil {
+		for i, o := range *in.AllowedOrigins {
+			// One origin an entry: a comma would smuggle in a second.
+			if strings.Contains(o, ",") {
+				fe.Add("allowedOrigins["+strconv.Itoa(i)+"]", "must be one origin, without commas")
+			}
+		}
+		list, err := ParseAllowedOrigins(strings.Join(*in.AllowedOrigins, ","))
+		for k, v := range fieldsIn(err) {
+			fe.Add(k, v)
+		}
+		origins = list
+	}
+	return origins, fe
+}
+
+// CheckFields names the bad fields of an app body.
+func (in *AppInput) CheckFields(create bool) FieldErrors {
+	_, fe := in.validate(create)
+	return fe
+}
+
+// CreateAppFrom creates an app from the API's body, every bad field named
+// at once.
+func (db *DB) CreateAppFrom(ctx context.Context, in AppInput) (*AppSettings, error) {
+	origins, fe := in.validate(true)
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	// An empty plan takes the instance's default, a 0 rate limit the
+	// plan's, as createApp reads them.
+	plan, rate := "", 0
+	if in.Plan != nil {
+		plan = *in.Plan
+	}
+	if in.RateLimit != nil {
+		rate = *in.RateLimit
+	}
+	if origins == nil {
+		origins = []string{AnyOrigin}
+	}
+	a, err := db.createApp(ctx, strings.TrimSpace(*in.Name), plan, rate, origins)
+	if err != nil {
+		return nil, err
+	}
+	return &AppSettings{App: *a, AllowedOrigins: origins}, nil
+}
+
+// UpdateAppFrom changes what the API's body gives, every bad field named
+// at once, and returns the app as it now is.
+func (db *DB) UpdateAppFrom(ctx context.Context, id int64, in AppInput) (*AppSettings, error) {
+	origins, fe := in.validate(false)
+	if err := fe.Err(); err != nil {
+		return nil, err
+	}
+	upd := AppUpdate(in)
+	if in.AllowedOrigins != nil {
+		upd.AllowedOrigins = &origins
+	}
+	if _, err := db.UpdateApp(ctx, id, upd); err != nil {
+		return nil, err
+	}
+	return db.FindAppSettings(ctx, id)
+}
+
+const appSettingsColumns = `id, name, plan, rate_limit, allowed_origins`
+
+func scanAppSettings(row scanner) (*AppSettings, error) {
+	a := &AppSettings{}
+	var origins string
+	if err := row.Scan(&a.ID, &a.Name, &a.Plan, &a.RateLimit, &origins); err != nil {
+		return nil, err
+	}
+	a.AllowedOrigins = strings.Split(origins, ",")
+	return a, nil
+}
+
+// FindAppSettings returns one app with its allowed origins.
+func (db *DB) FindAppSettings(ctx context.Context, id int64) (*AppSettings, error) {
+	a, err := scanAppSettings(db.read.QueryRowContext(ctx, `SELECT `+appSettingsColumns+` FROM apps WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("app")
+	}
+	return a, err
+}
+
+// FindAppsPage lists one page of the apps with their allowed origins,
+// newest first, as the API lists resources.
+func (db *DB) FindAppsPage(ctx context.Context, o ListOptions) ([]*AppSettings, Pagination, error) {
+	return findPage(ctx, db, "apps", appSettingsColumns, "1 = 1", nil, o, scanAppSettings)
 }

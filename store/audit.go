@@ -71,6 +71,10 @@ type Caller struct {
 	RequestID string
 	// Addr is the client's address, if any.
 	Addr string
+	// Instance marks an instance key's changes: each is listed as the
+	// instance's too, so owners see in one place everything done with
+	// the keys that provision apps.
+	Instance bool
 }
 
 type callerKey struct{}
@@ -285,7 +289,7 @@ func (tx *Tx) audit(r auditRecord) error {
 	_, err = tx.exec(`INSERT INTO audit_log (at, app_id, instance, actor_type, actor_id, actor_name, actor_prefix,
 			action, object_type, object_id, object_name, request_id, client_addr, changes)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		ms(tx.now), app, r.instance, c.Actor.Type, actor, c.Actor.Name, c.Actor.Prefix,
+		ms(tx.now), app, r.instance || c.Instance, c.Actor.Type, actor, c.Actor.Name, c.Actor.Prefix,
 		r.action, r.objType, obj, r.objName, c.RequestID, c.Addr, text)
 	return err
 }
