@@ -988,3 +988,59 @@ func TestCLIServeDefaultPlan(t *testing.T) {
 		t.Fatalf("apps create after a serve without --default-plan: %q %q", r.stdout, r.stderr)
 	}
 }
+
+// TestCLIInstanceKeys: keys create --instance makes a key of no app, its
+// plaintext printed once; keys list --instance lists the instance keys
+// apart from every app's; keys revoke revokes one; and --instance refuses
+// the flags of an app's key.
+func TestCLIInstanceKeys(t *testing.T) {
+	db := cliDB(t)
+	app := fmt.Sprint(cliNum(t, cliJSON(t, nil, "apps", "create", "--db", db, "--name", "N"), "id"))
+	cliJSON(t, nil, "keys", "create", "--db", db, "--app", app, "--role", "admin")
+	m := cliJSON(t, nil, "keys", "create", "--db", db, "--instance", "--name", "terraform")
+	key, _ := m["key"].(string)
+	if m["role"] != "instance" || m["name"] != "terraform" || !strings.HasPrefix(key, "sk_i_") || len(m) != 4 {
+		t.Fatalf("keys create --instance=%v, want id, role instance, key and name", m)
+	}
+	unnamed := cliJSON(t, nil, "keys", "create", "--db", db, "--instance")
+	if _, ok := unnamed["name"]; ok || len(unnamed) != 3 {
+		t.Fatalf("an unnamed instance key=%v", unnamed)
+	}
+	for _, args := range [][]string{
+		{"keys", "create", "--instance", "--app", app},
+		{"keys", "create", "--instance", "--role", "admin"},
+		{"keys", "list", "--instance", "--app", app},
+	} {
+		cliFail(t, nil, append(args, "--db", db)...)
+	}
+	r := cliRun(t, nil, "keys", "list", "--db", db, "--instance")
+	if r.code != 0 || strings.Contains(r.stdout, key[10:]) {
+		t.Fatalf("keys list --instance: exit %d, shows the plaintext: %v\n%s", r.code, strings.Contains(r.stdout, key[10:]), r.stdout)
+	}
+	list := cliJSON(t, nil, "keys", "list", "--db", db, "--instance")["data"].([]any)
+	if len(list) != 2 {
+		t.Fatalf("keys list --instance=%v, want the two instance keys", list)
+	}
+	first := list[0].(map[string]any)
+	if first["id"] != m["id"] || first["role"] != "instance" || first["prefix"] != key[:10] || first["appId"] != nil {
+		t.Fatalf("listed %v, want the first instance key without an app", first)
+	}
+	if data := cliJSON(t, nil, "keys", "list", "--db", db, "--app", app)["data"].([]any); len(data) != 1 {
+		t.Fatalf("the app's keys=%v, want its admin key alone", data)
+	}
+	rv := cliJSON(t, nil, "keys", "revoke", "--db", db, "--id", fmt.Sprint(cliNum(t, m, "id")))
+	if rv["revokedAt"] == nil || rv["role"] != "instance" {
+		t.Fatalf("keys revoke=%v", rv)
+	}
+	s, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Authenticate(context.Background(), key); err == nil {
+		t.Fatal("the revoked instance key still authenticates")
+	}
+	if k, err := s.Authenticate(context.Background(), unnamed["key"].(string)); err != nil || k.Role != store.RoleInstance || k.AppID != 0 {
+		t.Fatalf("the other instance key: %+v %v", k, err)
+	}
+}

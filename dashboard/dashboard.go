@@ -104,10 +104,11 @@ func (d *Dashboard) Routes() []Route { return slices.Clone(d.routes) }
 // else (/v1, /api/v1, /healthz, /livez and whatever the API adds) stays the API's.
 func IsDashboardPath(p string) bool {
 	switch p {
-	case "/", "/setup", "/signin", "/signout", "/apps", "/invite", "/users", "/activity", "/account/password", "/reset-password":
+	case "/", "/setup", "/signin", "/signout", "/apps", "/invite", "/users", "/activity", "/account/password", "/reset-password", "/keys":
 		return true
 	}
-	return strings.HasPrefix(p, "/apps/") || strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, "/users/")
+	return strings.HasPrefix(p, "/apps/") || strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, "/users/") ||
+		strings.HasPrefix(p, "/keys/")
 }
 
 // Mount returns a handler that serves the dashboard's paths and passes
@@ -163,12 +164,17 @@ func (d *Dashboard) register() *http.ServeMux {
 	add("GET /apps/switch", SignedIn, d.handleAppSwitch)
 	add("GET /apps/{app}", Viewer, d.handleAppHome)
 
-	// The instance: users and owners, and its own changes.
+	// The instance: users and owners, its own changes, and the instance
+	// keys that provision apps over the API.
 	add("GET /users", Owner, d.handleUsers)
 	add("POST /users/{id}/owner", Owner, d.handleUserOwner)
 	add("POST /users/{id}/delete", Owner, d.handleUserDelete)
 	add("POST /users/{id}/reset-link", Owner, d.handleResetLink)
 	add("GET /activity", Owner, d.handleInstanceActivity)
+	add("GET /keys", Owner, d.handleInstanceKeys)
+	add("POST /keys", Owner, d.handleInstanceKeyCreate)
+	add("GET /keys/{id}/revoke", Owner, d.handleInstanceKeyRevokeConfirm)
+	add("POST /keys/{id}/revoke", Owner, d.handleInstanceKeyRevoke)
 
 	// Settings → API Keys.
 	add("GET /apps/{app}/settings/keys", Admin, d.handleKeys)

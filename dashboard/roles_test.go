@@ -85,13 +85,18 @@ func (w *roleWorld) ids() map[string]int64 {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	instanceKey, _, err := e.db.CreateInstanceKey(e.ctx, "ik")
+	if err != nil {
+		e.t.Fatal(err)
+	}
 	member := w.user(a, store.MemberViewer)
 	inv, _, err := e.db.CreateInvitation(e.ctx, a, fmt.Sprintf("inv%d@example.com", w.n), store.MemberViewer, 0)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return map[string]int64{"campaigns": c.ID, "content": blocks[0].ID, "audiences": aud.ID, "webhooks": hook.ID,
-		"delivery": d.ID, "keys": key.ID, "members": member.ID, "invitations": inv.ID, "users": w.user(0, "").ID}
+		"delivery": d.ID, "keys": key.ID, "members": member.ID, "invitations": inv.ID, "users": w.user(0, "").ID,
+		"instanceKeys": instanceKey.ID}
 }
 
 // pathOf fills a route's pattern with app A and ids, or fails the test
@@ -107,7 +112,11 @@ func (w *roleWorld) pathOf(t *testing.T, pattern string, ids map[string]int64) s
 		case p == "{delivery}":
 			parts[i] = fmt.Sprint(ids["delivery"])
 		case p == "{id}":
-			id, ok := ids[parts[i-1]]
+			kind := parts[i-1]
+			if i == 2 && kind == "keys" {
+				kind = "instanceKeys" // /keys/{id}: the instance's, not an app's
+			}
+			id, ok := ids[kind]
 			if !ok {
 				t.Fatalf("%s: no id for {id} after %q; add one to roleWorld.ids", pattern, parts[i-1])
 			}
@@ -230,6 +239,8 @@ var policy = map[string]dashboard.Access{
 	"GET /users": dashboard.Owner, "POST /users/{id}/owner": dashboard.Owner,
 	"POST /users/{id}/delete": dashboard.Owner, "POST /users/{id}/reset-link": dashboard.Owner,
 	"GET /activity": dashboard.Owner,
+	"GET /keys": dashboard.Owner, "POST /keys": dashboard.Owner,
+	"GET /keys/{id}/revoke": dashboard.Owner, "POST /keys/{id}/revoke": dashboard.Owner,
 
 	"GET /apps/{app}/settings/keys":              dashboard.Admin,
 	"POST /apps/{app}/settings/keys":             dashboard.Admin,
