@@ -201,12 +201,13 @@ func TestReadmeFirstABTest(t *testing.T) {
 
 // TestDocsAPISetup runs docs/api.md's setup block, which gives every
 // example of that page its app and keys: the keys it keeps belong to the
-// app it made, with the roles the examples use them for.
+// app it made, with the roles the examples use them for, and the instance
+// key of the provisioning examples manages apps on the running server.
 func TestDocsAPISetup(t *testing.T) {
 	dir, s, base, db := docsDir(t)
 	// Another app first, as seed makes: the setup must not assume app 1.
 	e2eCLI(t, "apps", "create", "--db", db, "--name", "Other")
-	_, v := runDocScript(t, dir, docScript(t, "../docs/api.md", "api-examples: setup", base, db), "BASE", "APP_ID", "ADMIN_KEY", "CLIENT_KEY")
+	_, v := runDocScript(t, dir, docScript(t, "../docs/api.md", "api-examples: setup", base, db), "BASE", "APP_ID", "ADMIN_KEY", "CLIENT_KEY", "INSTANCE_KEY")
 	if v["BASE"] != base || v["APP_ID"] != "2" {
 		t.Fatalf("BASE=%s APP_ID=%s, want %s and 2", v["BASE"], v["APP_ID"], base)
 	}
@@ -214,4 +215,10 @@ func TestDocsAPISetup(t *testing.T) {
 	s.call(t, 201, "POST", "/apps/"+v["APP_ID"]+"/events", v["CLIENT_KEY"], map[string]any{"eventId": "setup-checked"})
 	// The client key is a client key: management routes refuse it.
 	s.call(t, 403, "GET", "/apps/"+v["APP_ID"]+"/campaigns", v["CLIENT_KEY"], nil)
+	// The instance key provisions, and may call no app route.
+	if got := s.call(t, 200, "GET", "/apps/"+v["APP_ID"], v["INSTANCE_KEY"], nil); got["name"] != "API examples" {
+		t.Fatalf("GET /apps/%s with the instance key: %v", v["APP_ID"], got)
+	}
+	s.call(t, 403, "GET", "/apps/"+v["APP_ID"]+"/campaigns", v["INSTANCE_KEY"], nil)
+	s.call(t, 403, "GET", "/apps", v["ADMIN_KEY"], nil)
 }
