@@ -58,6 +58,9 @@ func TestBadInputNeverServerError(t *testing.T) {
 		{"POST", pathf("/v1/apps/%d/webhooks", app), e.Admin},
 		{"PATCH", pathf("/v1/webhooks/%d", hook), e.Admin},
 		{"POST", pathf("/v1/webhooks/%d/deliveries/%d/redeliver", hook, delivery), e.Admin},
+		{"POST", "/v1/apps", e.instanceKey()},
+		{"PATCH", pathf("/v1/apps/%d", app), e.instanceKey()},
+		{"POST", pathf("/v1/apps/%d/keys", app), e.instanceKey()},
 	}
 	for _, rt := range routes {
 		for i, body := range badBodies {
