@@ -35,8 +35,8 @@ var authzPolicy = map[string]string{
 	"GET /campaigns/:id/analytics":  "manage",
 	"GET /apps/:appId/namespaces":   "manage",
 
-	"POST /apps-external/:appId/campaigns/:campaignId/variant": "sdk",
-	"POST /apps-external/:appId/variants":                      "sdk",
+	"POST /apps-external/:appId/campaigns/:campaignIdOrKey/variant": "sdk",
+	"POST /apps-external/:appId/variants":                           "sdk",
 
 	"GET /apps/:appId/content":                            "manage",
 	"POST /apps/:appId/content":                           "manage",
@@ -125,7 +125,7 @@ func TestAuthorizationEveryRouteEveryRole(t *testing.T) {
 					// The in-app edit: its first id is the app's.
 					path = fmt.Sprintf("/content/%d/:contentViewId", appID)
 				}
-				for _, p := range []string{":appId", ":campaignId", ":contentViewId", ":deliveryId", ":id", ":userId"} {
+				for _, p := range []string{":appId", ":campaignIdOrKey", ":campaignId", ":contentViewId", ":deliveryId", ":id", ":userId"} {
 					v := "999999"
 					switch p {
 					case ":appId":
