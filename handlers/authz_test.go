@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -11,11 +13,17 @@ import (
 // read from the router, so that a route whose access changes, or a new
 // route, fails TestAuthorizationEveryRouteEveryRole until it is decided.
 // manage: admin, and read for GET; sdk: admin and client, and read for
-// GET; instance: instance keys only; public: no key.
+// GET; instance: instance keys only; ofrep: every app key, whatever its
+// role (OpenFeature's evaluation, at the server's root, answering in
+// OFREP's shape); public: no key.
 var authzPolicy = map[string]string{
 	"GET /healthz":      "public",
 	"GET /livez":        "public",
 	"GET /openapi.json": "public",
+
+	"POST /ofrep/v1/evaluate/flags/:key": "ofrep",
+	"POST /ofrep/v1/evaluate/flags":      "ofrep",
+	"GET /ofrep/v1/configuration":        "ofrep",
 
 	"GET /apps":                     "instance",
 	"POST /apps":                    "instance",
@@ -82,6 +90,8 @@ func authzAllows(access, role, method string) bool {
 		return true
 	case "instance":
 		return role == "instance"
+	case "ofrep":
+		return role != "instance"
 	case "manage":
 		return role == "admin" || role == "read" && method == http.MethodGet
 	case "sdk":
@@ -125,7 +135,7 @@ func TestAuthorizationEveryRouteEveryRole(t *testing.T) {
 					// The in-app edit: its first id is the app's.
 					path = fmt.Sprintf("/content/%d/:contentViewId", appID)
 				}
-				for _, p := range []string{":appId", ":campaignIdOrKey", ":campaignId", ":contentViewId", ":deliveryId", ":id", ":userId"} {
+				for _, p := range []string{":appId", ":campaignIdOrKey", ":campaignId", ":contentViewId", ":deliveryId", ":id", ":userId", ":key"} {
 					v := "999999"
 					switch p {
 					case ":appId":
@@ -135,7 +145,7 @@ func TestAuthorizationEveryRouteEveryRole(t *testing.T) {
 					}
 					path = strings.ReplaceAll(path, p, v)
 				}
-				if access != "public" || path == "/openapi.json" {
+				if access != "public" && access != "ofrep" || path == "/openapi.json" {
 					path = "/v1" + path
 				}
 				var body any
@@ -148,6 +158,10 @@ func TestAuthorizationEveryRouteEveryRole(t *testing.T) {
 				}
 				rec := e.do(rt.Method, path, key, body)
 				switch {
+				case access == "ofrep" && role.name == "none":
+					authzWantOFREP(t, rec, http.StatusUnauthorized)
+				case access == "ofrep" && !authzAllows(access, role.name, rt.Method):
+					authzWantOFREP(t, rec, http.StatusForbidden)
 				case access != "public" && role.name == "none":
 					foundationWantError(t, rec, http.StatusUnauthorized, "UNAUTHORIZED")
 				case !authzAllows(access, role.name, rt.Method):
@@ -162,5 +176,18 @@ func TestAuthorizationEveryRouteEveryRole(t *testing.T) {
 		if !seen[name] {
 			t.Errorf("authzPolicy lists %s, which the router does not serve", name)
 		}
+	}
+}
+
+// authzWantOFREP fails unless rec is an OFREP failure with status: the
+// OFREP routes answer in OpenFeature's shape, not the error envelope.
+func authzWantOFREP(t *testing.T, rec *httptest.ResponseRecorder, status int) {
+	t.Helper()
+	var body struct {
+		ErrorCode    string `json:"errorCode"`
+		ErrorDetails string `json:"errorDetails"`
+	}
+	if rec.Code != status || json.Unmarshal(rec.Body.Bytes(), &body) != nil || body.ErrorCode != "GENERAL" || body.ErrorDetails == "" {
+		t.Fatalf("status %d, body %s; want %d with an OFREP GENERAL failure", rec.Code, rec.Body.String(), status)
 	}
 }

@@ -120,6 +120,12 @@ func (s *Server) ofrepAuth(h http.HandlerFunc) http.Handler {
 			writeOFREPError(w, http.StatusTooManyRequests, flag, ofrepGeneral, "rate limit exceeded; retry after "+strconv.Itoa(reset)+" s")
 			return
 		}
+		if key.Role == store.RoleInstance {
+			// An instance key belongs to no app: it provisions apps and
+			// evaluates nothing, as it may call no app route.
+			writeOFREPError(w, http.StatusForbidden, flag, ofrepGeneral, "the instance role may not call this route")
+			return
+		}
 		if info := infoOf(r); info != nil {
 			info.key = key
 			h(w, r)
