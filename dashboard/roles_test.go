@@ -239,7 +239,7 @@ var policy = map[string]dashboard.Access{
 	"GET /users": dashboard.Owner, "POST /users/{id}/owner": dashboard.Owner,
 	"POST /users/{id}/delete": dashboard.Owner, "POST /users/{id}/reset-link": dashboard.Owner,
 	"GET /activity": dashboard.Owner,
-	"GET /keys": dashboard.Owner, "POST /keys": dashboard.Owner,
+	"GET /keys":     dashboard.Owner, "POST /keys": dashboard.Owner,
 	"GET /keys/{id}/revoke": dashboard.Owner, "POST /keys/{id}/revoke": dashboard.Owner,
 
 	"GET /apps/{app}/settings/keys":              dashboard.Admin,
