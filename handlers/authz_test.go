@@ -81,6 +81,11 @@ var authzPolicy = map[string]string{
 	"POST /content/submit-form":                           "sdk",
 	"GET /content/:id/submissions":                        "manage",
 	"GET /apps/:appId/form-submissions":                   "manage",
+	"GET /apps/:appId/metrics":                            "manage",
+	"POST /apps/:appId/metrics":                           "manage",
+	"GET /metrics/:id":                                    "manage",
+	"PATCH /metrics/:id":                                  "manage",
+	"DELETE /metrics/:id":                                 "manage",
 }
 
 // authzAllows says whether a role may call a route of the given access.
