@@ -12,7 +12,7 @@ import (
 // top, in a variant or inside an engine's object, is listed there.
 func TestExtraAnalysesListOnlyUnknownFields(t *testing.T) {
 	p := func(f float64) *float64 { return &f }
-	a := &store.Analytics{StatsEngine: "bayesian", PValue: p(0.01), Variants: []store.VariantStats{
+	a := &store.Analytics{StatsEngine: "bayesian", PValue: p(0.01), Metrics: []store.MetricResult{}, Variants: []store.VariantStats{
 		{VariantName: "A", IsControl: true, ConfidenceInterval: &store.Interval{Lower: 1, Upper: 2}},
 		{VariantName: "B", Uplift: p(3), Sequential: &store.SequentialStats{Uplift: p(3), UpliftConfidenceSequence: &store.Interval{}},
 			Bayesian: &store.BayesianStats{ChanceToBeatControl: 0.9}},

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"service/store"
 )
@@ -342,5 +344,92 @@ func TestMetricInUse(t *testing.T) {
 	e.must(http.StatusOK, "DELETE", path, e.Admin, nil)
 	if got := campaignGet(e, active)["metrics"]; fmt.Sprint(got) != "map[guardrails:[] secondary:[]]" {
 		t.Fatalf("completed campaign's metrics after the delete: %v", got)
+	}
+}
+
+// The analytics carry each metric of the campaign, in its units, with
+// Welch's comparison per treatment and, for guardrails, whether it
+// regressed.
+func TestAnalyticsMetrics(t *testing.T) {
+	e, clock := evSetup(t)
+	rev := num(metricCreate(e, map[string]any{"key": "rev", "name": "Revenue", "type": "sum", "eventId": "buy", "property": "amount"}), "id")
+	clicks := num(metricCreate(e, map[string]any{"key": "clicks", "name": "Clicks", "type": "count", "eventId": "click"}), "id")
+	c := e.evCreateCampaign("signup", map[string]any{"metrics": map[string]any{"secondary": []int64{clicks}, "guardrails": []int64{rev}}})
+	for i := range 40 {
+		e.evAssign(c.id, map[string]any{"userId": fmt.Sprint("u", i)})
+	}
+	clock.Add(time.Second)
+	// The treatment (odd users) spends about 9 less per user: a
+	// regression the always-valid sequence sees at 40 users.
+	for i := range 40 {
+		amount := 10 + i%4/2
+		if i%2 == 1 {
+			amount -= 9
+		}
+		e.evLog(map[string]any{"eventId": "buy", "userId": fmt.Sprint("u", i), "metadata": map[string]any{"amount": amount}})
+		if i < 4 {
+			e.evLog(map[string]any{"eventId": "click", "userId": fmt.Sprint("u", i)})
+		}
+	}
+	m := e.anaGet(c.id, e.Read)
+	ms, _ := m["metrics"].([]any)
+	if len(ms) != 2 {
+		t.Fatalf("metrics=%v, want 2 entries", m["metrics"])
+	}
+	keysOf := func(v any) string {
+		var ks []string
+		for k := range v.(map[string]any) {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return strings.Join(ks, ",")
+	}
+	for i, want := range []struct {
+		id         int64
+		key, role  string
+		regressed  any
+		treatment  string
+		meanC      float64
+		meanT      float64
+		difference float64
+	}{
+		{clicks, "clicks", "secondary", nil, "difference,differenceInterval,pValue,stdDev,total,uplift,users,variantId,mean", 0.1, 0.1, 0},
+		{rev, "rev", "guardrail", true, "difference,differenceInterval,mean,pValue,regressed,stdDev,total,uplift,users,variantId", 10.5, 1.5, -9},
+	} {
+		entry := ms[i].(map[string]any)
+		if num(entry, "metricId") != want.id || entry["key"] != want.key || entry["role"] != want.role || entry["direction"] != "increase" || entry["name"] == nil || entry["type"] == nil {
+			t.Fatalf("metrics[%d]=%v", i, entry)
+		}
+		if got := keysOf(entry); got != "direction,key,metricId,name,role,type,variants" {
+			t.Fatalf("metrics[%d] fields %s", i, got)
+		}
+		vs := entry["variants"].([]any)
+		ctrl, tr := vs[0].(map[string]any), vs[1].(map[string]any)
+		if got := keysOf(ctrl); got != "mean,stdDev,total,users,variantId" {
+			t.Fatalf("control fields %s", got)
+		}
+		wantT := strings.Split(want.treatment, ",")
+		sort.Strings(wantT)
+		if got := keysOf(tr); got != strings.Join(wantT, ",") {
+			t.Fatalf("%s treatment fields %s, want %s", want.key, got, strings.Join(wantT, ","))
+		}
+		if num(ctrl, "users") != 20 || num(tr, "users") != 20 || num(ctrl, "variantId") != c.variants[0] {
+			t.Fatalf("users %v/%v", ctrl["users"], tr["users"])
+		}
+		anaClose(t, want.key+" control mean", anaNum(t, ctrl, "mean"), want.meanC)
+		anaClose(t, want.key+" treatment mean", anaNum(t, tr, "mean"), want.meanT)
+		anaClose(t, want.key+" difference", anaNum(t, tr, "difference"), want.difference)
+		if want.regressed != nil && tr["regressed"] != want.regressed {
+			t.Fatalf("%s regressed=%v, want %v", want.key, tr["regressed"], want.regressed)
+		}
+	}
+	// Revenue: per-user values 10,10,11,11… against 1,1,2,2…: equal
+	// variances, so Welch's p is that of the t-test with 38 df.
+	tr := ms[1].(map[string]any)["variants"].([]any)[1].(map[string]any)
+	if p := anaNum(t, tr, "pValue"); p > 1e-20 {
+		t.Fatalf("revenue pValue=%v, want tiny", p)
+	}
+	if iv := tr["differenceInterval"].([]any); iv[0].(float64) > -9 || iv[1].(float64) < -9 {
+		t.Fatalf("interval %v does not hold -9", iv)
 	}
 }

@@ -31,6 +31,9 @@ type Analytics struct {
 	// never deciding the winner; nil when CUPED is off or a variant has
 	// fewer than 2 users.
 	Cuped *CupedSummary `json:"cuped"`
+	// Metrics are the campaign's secondary metrics and guardrails, each
+	// in its own units; empty when it has none.
+	Metrics []MetricResult `json:"metrics"`
 }
 
 // CupedSummary is the campaign-wide part of the CUPED analysis.
@@ -191,6 +194,9 @@ func (db *DB) CampaignAnalytics(ctx context.Context, appID, id int64) (*Analytic
 		}
 	}
 	addCuped(a, vs, lookback)
+	if a.Metrics, err = campaignMetricResults(db.reader(ctx), id, vs); err != nil {
+		return nil, err
+	}
 	return a, nil
 }
 

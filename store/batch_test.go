@@ -157,7 +157,7 @@ func TestFirstAssignmentsShareACommit(t *testing.T) {
 			if err := tx.assign(lc, &VariantRequest{UserID: "quick"}, 'u', "quick", &out); err != nil {
 				return err
 			}
-			return tx.logEvent(e.app, &EventInput{EventID: "buy", UserID: "quick"}, []*liveCampaign{lc}, &res)
+			return tx.logEvent(e.app, &EventInput{EventID: "buy", UserID: "quick"}, []*liveCampaign{lc}, nil, &res)
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -53,6 +54,52 @@ func BenchmarkLogEventParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLogEventParallelMetrics is BenchmarkLogEventParallel with a
+// campaign that has metrics: five on other events (OtherEvents), which
+// must cost the event path nothing but a map lookup, and a sum metric of
+// the logged event for assigned users (Counted), which reads the
+// assignment and moves a user's value and the variant's sums.
+func BenchmarkLogEventParallelMetrics(b *testing.B) {
+	for _, tc := range []struct {
+		name    string
+		counted bool
+	}{{"OtherEvents", false}, {"Counted", true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			db, app, _ := mustOpenApp(b, eventsT0)
+			db.Now = time.Now // real time: the benchmarks measure real commits
+			ctx := context.Background()
+			var ids []string
+			for i := range 5 {
+				ids = append(ids, fmt.Sprint(metricDef(b, db, app, fmt.Sprintf(`{"key":"m%d","name":"M","type":"count","eventId":"other-%d"}`, i, i))))
+			}
+			event := "view"
+			if tc.counted {
+				ids = append(ids, fmt.Sprint(metricDef(b, db, app, `{"key":"rev","name":"Revenue","type":"sum","eventId":"view","property":"amount","cap":100}`)))
+			}
+			c := metricCampaign(b, db, app, `{"secondary":[`+strings.Join(ids, ",")+`]}`)
+			const users = 1000
+			if tc.counted {
+				for i := range users {
+					mustAssign(b, db, app, c.ID, VariantRequest{UserID: fmt.Sprint("user-", i)})
+				}
+			}
+			meta := []byte(`{"page":"/checkout","amount":12.5}`)
+			var n atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					in := EventInput{EventID: event, UserID: fmt.Sprint("user-", n.Add(1)%users), Metadata: meta}
+					if _, err := db.LogEvent(ctx, app, &in); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
 }
 
 // BenchmarkAnalytics1M reports on a campaign with a million impressions.

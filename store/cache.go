@@ -34,6 +34,35 @@ type liveCampaign struct {
 	cupedMS  int64
 	variants []liveVariant // ascending id: the order of the hash ranges
 	weights  []float64
+	// metrics are the campaign's secondary metrics and guardrails.
+	metrics []liveMetric
+}
+
+// liveMetric is what the event path needs of a metric to move a user's
+// value: a definition frozen while the campaign runs.
+type liveMetric struct {
+	id       int64
+	eventID  string
+	typ      string
+	property string
+	windowMS int64 // 0: until the campaign ends
+	cap      float64
+	capped   bool
+}
+
+// capOf caps a user's value.
+func (m *liveMetric) capOf(x float64) float64 {
+	if m.capped && x > m.cap {
+		return m.cap
+	}
+	return x
+}
+
+// metricTarget is one metric of one active campaign that an event may
+// move.
+type metricTarget struct {
+	lc *liveCampaign
+	m  *liveMetric
 }
 
 type liveVariant struct {
@@ -71,11 +100,17 @@ type campaignCache struct {
 	gen    uint64
 	byID   map[int64]*liveCampaign
 	active map[int64][]*liveCampaign // app -> active campaigns, by id
-	byKey  map[keyRef]int64          // (app, key) -> campaign id
+	// metricEvents indexes, per app, the metrics of its active campaigns
+	// by the event they count, so that an event no metric counts costs
+	// one map lookup on the event path. Kept with active, and nil for an
+	// app whose active campaigns have no metrics.
+	metricEvents map[int64]map[string][]metricTarget
+	byKey        map[keyRef]int64 // (app, key) -> campaign id
 }
 
 func newCampaignCache() *campaignCache {
-	return &campaignCache{byID: map[int64]*liveCampaign{}, active: map[int64][]*liveCampaign{}, byKey: map[keyRef]int64{}}
+	return &campaignCache{byID: map[int64]*liveCampaign{}, active: map[int64][]*liveCampaign{},
+		metricEvents: map[int64]map[string][]metricTarget{}, byKey: map[keyRef]int64{}}
 }
 
 func (c *campaignCache) getKey(gen uint64, k keyRef) (int64, bool) {
@@ -98,14 +133,14 @@ func (c *campaignCache) get(gen uint64, id int64) (*liveCampaign, bool) {
 	return lc, ok
 }
 
-func (c *campaignCache) getActive(gen uint64, app int64) ([]*liveCampaign, bool) {
+func (c *campaignCache) getActive(gen uint64, app int64) ([]*liveCampaign, map[string][]metricTarget, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.gen != gen {
-		return nil, false
+		return nil, nil, false
 	}
 	l, ok := c.active[app]
-	return l, ok
+	return l, c.metricEvents[app], ok
 }
 
 // put stores what was read at generation gen, unless the cache has moved
@@ -117,6 +152,7 @@ func (c *campaignCache) put(gen uint64, fn func()) {
 		c.gen = gen
 		c.byID = map[int64]*liveCampaign{}
 		c.active = map[int64][]*liveCampaign{}
+		c.metricEvents = map[int64]map[string][]metricTarget{}
 		c.byKey = map[keyRef]int64{}
 	}
 	if c.gen == gen {
@@ -148,6 +184,7 @@ func (db *DB) liveCampaign(ctx context.Context, appID, id int64) (*liveCampaign,
 		if l, ok := db.cache.active[lc.appID]; ok && lc.status == CampaignActive &&
 			!slices.ContainsFunc(l, func(c *liveCampaign) bool { return c.id == id }) {
 			delete(db.cache.active, lc.appID)
+			delete(db.cache.metricEvents, lc.appID)
 		}
 	})
 	if lc.appID != appID {
@@ -158,39 +195,59 @@ func (db *DB) liveCampaign(ctx context.Context, appID, id int64) (*liveCampaign,
 
 // activeCampaigns returns the app's active campaigns from memory.
 func (db *DB) activeCampaigns(ctx context.Context, appID int64) ([]*liveCampaign, error) {
+	l, _, err := db.activeWithMetrics(ctx, appID)
+	return l, err
+}
+
+// activeWithMetrics returns the app's active campaigns from memory, and
+// their metrics by the event each counts.
+func (db *DB) activeWithMetrics(ctx context.Context, appID int64) ([]*liveCampaign, map[string][]metricTarget, error) {
 	gen := db.gen.Load()
-	if l, ok := db.cache.getActive(gen, appID); ok {
-		return l, nil
+	if l, idx, ok := db.cache.getActive(gen, appID); ok {
+		return l, idx, nil
 	}
 	rows, err := db.read.QueryContext(ctx, `SELECT id FROM campaigns WHERE app_id = ? AND status = 'active' ORDER BY id`, appID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var ids []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		ids = append(ids, id)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	list := make([]*liveCampaign, 0, len(ids))
+	var idx map[string][]metricTarget
 	for _, id := range ids {
 		lc, err := db.liveCampaign(ctx, appID, id)
 		if ErrorCode(err) == ENOTFOUND {
 			continue // deleted meanwhile
 		} else if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		list = append(list, lc)
+		for i := range lc.metrics {
+			if idx == nil {
+				idx = map[string][]metricTarget{}
+			}
+			m := &lc.metrics[i]
+			idx[m.eventID] = append(idx[m.eventID], metricTarget{lc, m})
+		}
 	}
-	db.cache.put(gen, func() { db.cache.active[appID] = list })
-	return list, nil
+	db.cache.put(gen, func() {
+		db.cache.active[appID] = list
+		if idx != nil {
+			db.cache.metricEvents[appID] = idx
+		}
+	})
+	return list, idx, nil
 }
 
 // loadLive reads a campaign, its variants and their content blocks, and
@@ -246,7 +303,35 @@ func (db *DB) loadLive(ctx context.Context, id int64) (*liveCampaign, error) {
 			flag: flagAnswer(lc, vid, vname, cid)})
 		lc.weights = append(lc.weights, weight)
 	}
-	return lc, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return lc, db.loadLiveMetrics(ctx, lc)
+}
+
+// loadLiveMetrics reads the metrics of a campaign.
+func (db *DB) loadLiveMetrics(ctx context.Context, lc *liveCampaign) error {
+	rows, err := db.read.QueryContext(ctx, `SELECT m.id, m.event_id, m.type, m.property, m.window_hours, m.cap
+		FROM campaign_metrics cm JOIN metrics m ON m.id = cm.metric_id WHERE cm.campaign_id = ? ORDER BY m.id`, lc.id)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m liveMetric
+		var prop sql.NullString
+		var window, cap sql.NullFloat64
+		if err := rows.Scan(&m.id, &m.eventID, &m.typ, &prop, &window, &cap); err != nil {
+			return err
+		}
+		m.property = prop.String
+		if window.Valid {
+			m.windowMS = int64(math.Round(window.Float64 * 3600 * 1000))
+		}
+		m.cap, m.capped = cap.Float64, cap.Valid
+		lc.metrics = append(lc.metrics, m)
+	}
+	return rows.Err()
 }
 
 func variantAnswer(campaignID, variantID int64, name string, cid sql.NullInt64, cname, cstatus, items sql.NullString) []byte {

@@ -380,7 +380,7 @@ func TestCovariatesOfFreshUsers(t *testing.T) {
 			outs := make([]assignOutcome, len(tc.users))
 			err := db.withTx(ctx, func(tx *Tx) error {
 				for _, u := range tc.events {
-					if err := tx.logEvent(app, &EventInput{EventID: "buy", UserID: u}, nil, &EventResult{}); err != nil {
+					if err := tx.logEvent(app, &EventInput{EventID: "buy", UserID: u}, nil, nil, &EventResult{}); err != nil {
 						return err
 					}
 				}

@@ -22,19 +22,21 @@ func (db *DB) LogEvents(ctx context.Context, appID int64, ins []*EventInput) ([]
 			return nil, err
 		}
 	}
-	active, err := db.activeCampaigns(ctx, appID)
+	active, metrics, err := db.activeWithMetrics(ctx, appID)
 	if err != nil {
 		return nil, err
 	}
 	goals := make([][]*liveCampaign, len(ins))
+	targets := make([][]metricTarget, len(ins))
 	res := make([]*EventResult, len(ins))
 	for i, in := range ins {
 		goals[i] = goalsOf(active, in.EventID)
+		targets[i] = metrics[in.EventID]
 		res[i] = &EventResult{Success: true, EventID: in.EventID}
 	}
 	err = db.batch.do(ctx, func(tx *Tx) error {
 		for i, in := range ins {
-			if err := tx.logEvent(appID, in, goals[i], res[i]); err != nil {
+			if err := tx.logEvent(appID, in, goals[i], targets[i], res[i]); err != nil {
 				return err
 			}
 		}

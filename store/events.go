@@ -112,13 +112,16 @@ func (db *DB) LogEvent(ctx context.Context, appID int64, in *EventInput) (*Event
 	}
 	// Goal lookups come from the in-memory active campaigns, not a query
 	// per event.
-	active, err := db.activeCampaigns(ctx, appID)
+	active, metrics, err := db.activeWithMetrics(ctx, appID)
 	if err != nil {
 		return nil, err
 	}
 	goals := goalsOf(active, in.EventID)
+	// One map lookup, on a nil map for apps whose campaigns have no
+	// metrics: all an event that moves no metric pays for them.
+	targets := metrics[in.EventID]
 	res := &EventResult{Success: true, EventID: in.EventID}
-	err = db.batch.do(ctx, func(tx *Tx) error { return tx.logEvent(appID, in, goals, res) })
+	err = db.batch.do(ctx, func(tx *Tx) error { return tx.logEvent(appID, in, goals, targets, res) })
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +152,7 @@ func nullable(s string) any {
 	return s
 }
 
-func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, res *EventResult) error {
+func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, metrics []metricTarget, res *EventResult) error {
 	res.Duplicate = false
 	if in.LogID != "" {
 		if p := tx.pendingLog(appID, in.LogID); p != nil {
@@ -187,6 +190,11 @@ func (tx *Tx) logEvent(appID int64, in *EventInput, goals []*liveCampaign, res *
 	}
 	for _, lc := range goals {
 		if err := tx.convert(lc, in, now); err != nil {
+			return err
+		}
+	}
+	for _, t := range metrics {
+		if err := tx.countMetric(t, in, now); err != nil {
 			return err
 		}
 	}

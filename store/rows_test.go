@@ -63,7 +63,7 @@ func TestTxBuffersStartEmpty(t *testing.T) {
 	ghost := assignRef{c.ID, storedKey('u', "ghost")}
 	queue := func(tx *Tx) (*EventResult, error) {
 		res := &EventResult{}
-		if err := tx.logEvent(app, &EventInput{EventID: "view", UserID: "u1", LogID: "log-1"}, nil, res); err != nil {
+		if err := tx.logEvent(app, &EventInput{EventID: "view", UserID: "u1", LogID: "log-1"}, nil, nil, res); err != nil {
 			return nil, err
 		}
 		if tx.pendingAssignment(ref) != nil || tx.pendingAssignment(ghost) != nil {
