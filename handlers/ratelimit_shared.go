@@ -39,9 +39,17 @@ import (
 // When the database does not answer within sharedTimeout, the request is
 // not refused for it: the process counts on its own, in memory as on
 // SQLite, logs it once, counts it in the RateLimitFallback measurement,
-// and asks the database again after sharedRetry (one request asks, the
-// others go on counting locally). While that lasts, N processes allow up
-// to N times the limit.
+// and asks the database again after sharedRetry: one request's claim
+// asks, off that request's path, while the local count judges it and the
+// others, so that no request waits on a database that failed a moment
+// ago. While that lasts, N processes allow up to N times the limit.
+//
+// A leased window in use claims its next minute's lease in the last
+// seconds of a minute (prefetch), so that the first requests of a minute
+// do not wait for a claim either: a database that has just stopped
+// answering would hold them up for sharedTimeout. Only the claims of a
+// window of an exact limit, and a lease used up within its minute, are
+// made on a request's path.
 //
 // Old windows are deleted by time: once a minute, each process deletes the
 // windows older than the minute before the newest it has served, which
@@ -64,6 +72,10 @@ const (
 	// sharedRetry is how long the process counts on its own after the
 	// database failed to answer, before it asks it again.
 	sharedRetry = time.Second
+	// prefetchAhead: a window in use claims its next minute's lease when
+	// its minute ends within it (prefetch). More than a sweep, so that
+	// the claim is made once the last sweep of a minute comes.
+	prefetchAhead = 2 * sweepEvery
 	// closeTimeout bounds what close gives back.
 	closeTimeout = 2 * time.Second
 )
@@ -127,6 +139,16 @@ type sharedWindow struct {
 	fullTick int64
 	// last is the tick of the last request.
 	last int64
+	// next is the lease of the next minute, claimed ahead (prefetch);
+	// prefetching is that minute while its claim is in flight, else 0.
+	next        nextLease
+	prefetching int64
+}
+
+// nextLease is a lease claimed before its minute began.
+type nextLease struct {
+	minute                 int64
+	tokens, claimed, limit int
 }
 
 func newSharedLimiter(db *store.DB, srv *Server, local *limiter) *sharedLimiter {
@@ -144,7 +166,8 @@ func (l *sharedLimiter) take(app int64, class, limit int, now time.Time) (remain
 	reset = int(60 - sec%60)
 	k := limitKey{app, class}
 	for {
-		if l.unshared() {
+		local, retrying := l.unshared()
+		if local {
 			l.srv.observeRateLimitFallback()
 			return l.local.count(app, class, limit, now)
 		}
@@ -161,7 +184,7 @@ func (l *sharedLimiter) take(app int64, class, limit int, now time.Time) (remain
 		tick := l.tick.Load()
 		w.last = tick
 		if limit <= exactUpTo {
-			return l.exact(w, k, now, limit, tick)
+			return l.exact(w, k, now, limit, tick, retrying)
 		}
 		// A request of a minute that this process has left already is
 		// judged in the current one: its tokens are the ones held.
@@ -176,39 +199,69 @@ func (l *sharedLimiter) take(app int64, class, limit int, now time.Time) (remain
 			w.mu.Unlock()
 			return 0, reset, false
 		}
-		if ch := w.fetch; ch != nil {
-			// One claim at a time: wait for it, then take from it.
+		if w.prefetching == m && w.fetch == nil {
+			// The lease of this minute, claimed before it began, is still
+			// on its way: the database is slow or out, and the request is
+			// not held up for it.
 			w.mu.Unlock()
-			<-ch
+			l.srv.observeRateLimitFallback()
+			return l.local.count(app, class, limit, now)
+		}
+		ch := w.fetch
+		if ch == nil {
+			ch = make(chan struct{})
+			w.fetch = ch
+			if retrying {
+				// The database failed to answer a moment ago, and may
+				// still hang: ask it again off the request's path, which
+				// the process's own count serves meanwhile, so that no
+				// request waits on a database that is out.
+				w.mu.Unlock()
+				go l.claimLease(w, k, m, limit, tick, ch)
+				l.srv.observeRateLimitFallback()
+				return l.local.count(app, class, limit, now)
+			}
+			w.mu.Unlock()
+			l.claimLease(w, k, m, limit, tick, ch)
 			continue
 		}
-		ch := make(chan struct{})
-		w.fetch = ch
 		w.mu.Unlock()
-		got, claimed, err := l.claim(k, m, max(1, limit/leaseShare), limit)
-		w.mu.Lock()
-		w.fetch = nil
-		close(ch)
-		if err != nil {
-			w.mu.Unlock()
-			l.failed(err)
-			continue
+		if retrying {
+			l.srv.observeRateLimitFallback()
+			return l.local.count(app, class, limit, now)
 		}
-		l.answered()
-		// A lease of a minute that ended meanwhile has nothing to give
-		// back: it is dropped.
-		if w.minute == m && !w.gone {
-			w.tokens += got
-			w.claimed, w.limit = claimed, limit
-			w.full, w.fullTick = got == 0, tick
-		}
-		w.mu.Unlock()
+		// One claim at a time: wait for it, then take from it.
+		<-ch
 	}
+}
+
+// claimLease claims a lease of window k's minute m for w, and closes ch,
+// w's fetch, once it is answered. A failure counts locally for a while
+// (failed); the loop of take tries again.
+func (l *sharedLimiter) claimLease(w *sharedWindow, k limitKey, m int64, limit int, tick int64, ch chan struct{}) {
+	got, claimed, err := l.claim(k, m, max(1, limit/leaseShare), limit)
+	w.mu.Lock()
+	w.fetch = nil
+	close(ch)
+	if err != nil {
+		w.mu.Unlock()
+		l.failed(err)
+		return
+	}
+	l.answered()
+	// A lease of a minute that ended meanwhile has nothing to give
+	// back: it is dropped.
+	if w.minute == m && !w.gone {
+		w.tokens += got
+		w.claimed, w.limit = claimed, limit
+		w.full, w.fullTick = got == 0, tick
+	}
+	w.mu.Unlock()
 }
 
 // exact claims one request of a window of a small limit, which w.mu
 // holds locked, and answers as take.
-func (l *sharedLimiter) exact(w *sharedWindow, k limitKey, now time.Time, limit int, tick int64) (remaining, reset int, ok bool) {
+func (l *sharedLimiter) exact(w *sharedWindow, k limitKey, now time.Time, limit int, tick int64, retrying bool) (remaining, reset int, ok bool) {
 	sec := now.Unix()
 	minute := sec / 60
 	reset = int(60 - sec%60)
@@ -219,6 +272,22 @@ func (l *sharedLimiter) exact(w *sharedWindow, k limitKey, now time.Time, limit 
 		return 0, reset, false
 	}
 	w.mu.Unlock()
+	if retrying {
+		// The database failed to answer a moment ago: this request's
+		// claim asks it again off the request's path, while the process's
+		// own count judges the request. Once the database answers, the
+		// request is counted in both: stricter by one, never looser.
+		go func() {
+			if got, claimed, err := l.claim(k, minute, 1, limit); err != nil {
+				l.failed(err)
+			} else {
+				l.answered()
+				l.exactClaimed(w, minute, limit, tick, got, claimed)
+			}
+		}()
+		l.srv.observeRateLimitFallback()
+		return l.local.count(k.app, k.class, limit, now)
+	}
 	got, claimed, err := l.claim(k, minute, 1, limit)
 	if err != nil {
 		l.failed(err)
@@ -226,15 +295,24 @@ func (l *sharedLimiter) exact(w *sharedWindow, k limitKey, now time.Time, limit 
 		return l.local.count(k.app, k.class, limit, now)
 	}
 	l.answered()
-	if got == 0 {
-		w.mu.Lock()
-		if w.minute == minute {
-			w.full, w.fullTick, w.limit = true, tick, limit
-		}
-		w.mu.Unlock()
+	if !l.exactClaimed(w, minute, limit, tick, got, claimed) {
 		return 0, reset, false
 	}
 	return limit - claimed, reset, true
+}
+
+// exactClaimed notes a claim of one request of an exact window, and
+// reports whether it was granted.
+func (l *sharedLimiter) exactClaimed(w *sharedWindow, minute int64, limit int, tick int64, got, claimed int) bool {
+	if got > 0 {
+		return true
+	}
+	w.mu.Lock()
+	if w.minute == minute {
+		w.full, w.fullTick, w.limit = true, tick, limit
+	}
+	w.mu.Unlock()
+	return false
 }
 
 // window returns this process's state of k's window, starting the sweeper
@@ -251,11 +329,16 @@ func (l *sharedLimiter) window(k limitKey) *sharedWindow {
 }
 
 // begin moves w to a new minute. What it held of the last one is dropped:
-// once a minute ends there is nothing to give back.
+// once a minute ends there is nothing to give back. A lease claimed ahead
+// for the new minute is taken up.
 func (w *sharedWindow) begin(minute int64, now time.Time) {
 	w.minute = minute
 	w.ends = time.Now().Add(time.Unix((minute+1)*60, 0).Sub(now))
 	w.tokens, w.claimed, w.full = 0, 0, false
+	if n := w.next; n.minute == minute && n.tokens > 0 {
+		w.tokens, w.claimed, w.limit = n.tokens, n.claimed, n.limit
+	}
+	w.next = nextLease{}
 }
 
 // saw records that a request was judged in minute.
@@ -277,17 +360,21 @@ func (l *sharedLimiter) claim(k limitKey, minute int64, want, limit int) (got, c
 
 // unshared reports whether this request is counted locally: the database
 // failed to answer less than sharedRetry ago. Once that has passed, one
-// request (this one, if it wins) asks again, and the retry moves on.
-func (l *sharedLimiter) unshared() bool {
+// request (this one, if it wins: retrying) asks again, and the retry moves
+// on.
+func (l *sharedLimiter) unshared() (local, retrying bool) {
 	at := l.retryAt.Load()
 	if at == 0 {
-		return false
+		return false, false
 	}
 	now := time.Now().UnixNano()
 	if now < at {
-		return true
+		return true, false
 	}
-	return !l.retryAt.CompareAndSwap(at, now+int64(sharedRetry))
+	if !l.retryAt.CompareAndSwap(at, now+int64(sharedRetry)) {
+		return true, false
+	}
+	return false, true
 }
 
 // failed counts locally from now on for sharedRetry, and says so when the
@@ -332,6 +419,7 @@ func (l *sharedLimiter) sweep(stop <-chan struct{}, done chan<- struct{}) {
 		l.tick.Add(1)
 		l.giveBack(false)
 		l.trim()
+		l.prefetch()
 		if l.idle() {
 			return
 		}
@@ -370,16 +458,28 @@ func (l *sharedLimiter) giveBack(all bool) {
 		w := v.(*sharedWindow)
 		w.mu.Lock()
 		switch {
+		case now.After(w.ends) && w.next.minute == w.minute+1 && w.next.tokens > 0 && !all:
+			// The next minute's lease is here: the window goes on in it.
+			n := w.next
+			w.minute, w.ends = n.minute, w.ends.Add(time.Minute)
+			w.tokens, w.claimed, w.limit, w.full = n.tokens, n.claimed, n.limit, false
+			w.next = nextLease{}
 		case now.After(w.ends):
 			w.tokens = 0
-			if w.fetch == nil {
+			if w.fetch == nil && w.prefetching == 0 {
 				w.gone = true
 				l.windows.Delete(key)
 			}
-		case w.tokens > 0 && (all || tick-w.last >= idleTicks):
-			back = append(back, lease{k: key.(limitKey), minute: w.minute, n: w.tokens, limit: w.limit})
-			w.claimed -= w.tokens
-			w.tokens = 0
+		default:
+			if w.tokens > 0 && (all || tick-w.last >= idleTicks) {
+				back = append(back, lease{k: key.(limitKey), minute: w.minute, n: w.tokens, limit: w.limit})
+				w.claimed -= w.tokens
+				w.tokens = 0
+			}
+			if n := w.next; n.tokens > 0 && (all || tick-w.last >= idleTicks) {
+				back = append(back, lease{k: key.(limitKey), minute: n.minute, n: n.tokens, limit: n.limit})
+				w.next = nextLease{}
+			}
 		}
 		w.mu.Unlock()
 		return true
@@ -400,6 +500,68 @@ func (l *sharedLimiter) giveBack(all bool) {
 			// stricter until its minute ends, never looser.
 			l.srv.Log.Warn("rate limits: could not give back unused requests", "app", b.k.app, "requests", b.n, "err", err)
 		}
+	}
+}
+
+// prefetch claims, for each leased window in use whose minute ends within
+// prefetchAhead, its lease of the next minute, so that the first requests
+// of a minute are served from memory as the others are: a lease claimed
+// on their path would hold them up for as long as the database takes,
+// up to sharedTimeout when it has just stopped answering. A claim that
+// fails ends the round: the database did not answer.
+func (l *sharedLimiter) prefetch() {
+	type ahead struct {
+		w      *sharedWindow
+		k      limitKey
+		minute int64
+		limit  int
+	}
+	var due []ahead
+	now, tick := time.Now(), l.tick.Load()
+	l.windows.Range(func(key, v any) bool {
+		w := v.(*sharedWindow)
+		w.mu.Lock()
+		if w.limit > exactUpTo && !w.gone && tick-w.last < idleTicks && now.Before(w.ends) &&
+			w.ends.Sub(now) <= prefetchAhead && w.next.minute <= w.minute && w.prefetching == 0 {
+			w.prefetching = w.minute + 1
+			due = append(due, ahead{w, key.(limitKey), w.minute + 1, w.limit})
+		}
+		w.mu.Unlock()
+		return true
+	})
+	// unmark leaves windows to the requests of their next minute.
+	unmark := func(rest []ahead) {
+		for _, a := range rest {
+			a.w.mu.Lock()
+			a.w.prefetching = 0
+			a.w.mu.Unlock()
+		}
+	}
+	for i, a := range due {
+		if l.retryAt.Load() != 0 {
+			// The database did not answer a moment ago.
+			unmark(due[i:])
+			return
+		}
+		got, claimed, err := l.claim(a.k, a.minute, max(1, a.limit/leaseShare), a.limit)
+		a.w.mu.Lock()
+		a.w.prefetching = 0
+		switch {
+		case err != nil || a.w.gone || got == 0:
+		case a.w.minute == a.minute:
+			// The minute began while the lease was on its way.
+			a.w.tokens += got
+			a.w.claimed, a.w.limit, a.w.full = claimed, a.limit, false
+		case a.w.minute < a.minute:
+			a.w.next = nextLease{minute: a.minute, tokens: got, claimed: claimed, limit: a.limit}
+		}
+		a.w.mu.Unlock()
+		if err != nil {
+			l.failed(err)
+			unmark(due[i+1:])
+			return
+		}
+		l.answered()
 	}
 }
 

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"service/internal/pgtest"
+	"service/internal/storetest"
 	"service/internal/testlog"
 	"service/internal/testwait"
 	"service/store"
@@ -358,8 +360,10 @@ func TestRateLimitWithoutSharedCount(t *testing.T) {
 		t.Fatalf("the failure logged %d times, want once:\n%s", n, logs.String())
 	}
 
-	// Back: within about a second a request asks the database again, and
-	// the shared count goes on from its 10.
+	// Back: within about a second a request's claim asks the database
+	// again, off the request's path (the local count, full, refused that
+	// request), and the shared count goes on from its 10 with that claim:
+	// 11, then 12 for the first request allowed, 13 for the next.
 	if _, err := raw.Exec(`ALTER TABLE rate_limit_windows_away RENAME TO rate_limit_windows`); err != nil {
 		t.Fatal(err)
 	}
@@ -367,10 +371,85 @@ func TestRateLimitWithoutSharedCount(t *testing.T) {
 		rec := e.do("GET", list, admin, nil)
 		return rec.Code == http.StatusOK
 	})
-	if _, remaining := rateOf(t, e.get200(list, admin)); remaining != 48 {
-		t.Fatalf("after the database answered again: remaining=%d, want 48", remaining)
+	if _, remaining := rateOf(t, e.get200(list, admin)); remaining != 47 {
+		t.Fatalf("after the database answered again: remaining=%d, want 47", remaining)
 	}
 	if !strings.Contains(logs.String(), "the shared count answers again") {
 		t.Fatalf("the recovery is not logged:\n%s", logs.String())
 	}
+}
+
+// TestRateLimitDoesNotWaitOnAnOutDatabase: on PostgreSQL, with the
+// database frozen, no request waits for the shared count where the
+// process can judge it without: a leased window claimed its next minute's
+// lease ahead (prefetch), so the first request of the minute is served
+// from it; and once the count failed to answer, the claim that asks again
+// is made off the request's path, for a leased window and for one of an
+// exact limit alike. Both would otherwise wait sharedTimeout (1 s). On
+// SQLite the count is the process's own and never asks the database.
+func TestRateLimitDoesNotWaitOnAnOutDatabase(t *testing.T) {
+	target := storetest.DB(t, filepath.Join(t.TempDir(), "test.db"))
+	var proxy *pgProxy
+	if pgtest.Selected() {
+		proxy = newPGProxy(t, target)
+		target = proxy.url
+	}
+	db, err := store.OpenWith(context.Background(), target, store.Options{Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &testEnv{t: t, DB: db, Srv: newServer(db)}
+	t.Cleanup(e.Srv.Close)
+	leased, _, _, _ := e.newApp("leased", "enterprise", 100_000)
+	exact, _, _, _ := e.newApp("exact", "free", 0)
+	// Clock readings: the last second of a minute, and the next two.
+	m0 := time.Date(2030, 1, 2, 3, 4, 59, 0, time.UTC)
+	m1, m2 := m0.Add(2*time.Second), m0.Add(62*time.Second)
+	const bound = 300 * time.Millisecond // far below sharedTimeout
+	take := func(what string, app int64, limit int, now time.Time) {
+		t.Helper()
+		start := time.Now()
+		_, _, ok := e.Srv.limiter.take(app, 0, limit, now)
+		if took := time.Since(start); !ok || took > bound {
+			if proxy != nil {
+				proxy.thaw()
+			}
+			t.Fatalf("%s: allowed %v after %v, want allowed within %v", what, ok, took, bound)
+		}
+	}
+	if proxy == nil {
+		if e.Srv.limiter.shared != nil {
+			t.Fatal("SQLite: the rate limit is shared through the database")
+		}
+		take("SQLite", leased.ID, 100_000, m0)
+		take("SQLite, next minute", leased.ID, 100_000, m1)
+		return
+	}
+	l := e.Srv.limiter.shared
+	l.every = time.Hour // the test sweeps by hand
+
+	take("first request", leased.ID, 100_000, m0)
+	// The last sweep of the minute claims the next minute's lease.
+	l.tick.Add(1)
+	l.prefetch()
+	proxy.freeze()
+	take("first request of the next minute, database frozen", leased.ID, 100_000, m1)
+
+	// The count failed a second ago: the request that asks again does not
+	// wait for the answer.
+	l.failed(errors.New("test: the database did not answer"))
+	l.retryAt.Store(time.Now().UnixNano())
+	take("leased window asking again, database frozen", leased.ID, 100_000, m2)
+	l.retryAt.Store(time.Now().UnixNano())
+	take("exact window asking again, database frozen", exact.ID, 60, m2)
+
+	// Back: a claim asked again off the path brings the shared count back.
+	proxy.thaw()
+	testwait.Until(t, 10*time.Second, "the shared count to answer again", func() bool {
+		if at := l.retryAt.Load(); at != 0 && time.Now().UnixNano() >= at {
+			e.Srv.limiter.take(exact.ID, 0, 60, m2)
+		}
+		return l.retryAt.Load() == 0
+	})
 }
