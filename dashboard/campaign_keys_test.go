@@ -16,8 +16,8 @@ func TestCampaignEditorKey(t *testing.T) {
 	e := newEnv(t)
 	b := e.signedIn()
 	app := e.app("shop")
-	c1 := e.content(app.ID, "one", `[{"type":"text","content":"one"}]`)
-	c2 := e.content(app.ID, "two", `[{"type":"text","content":"two"}]`)
+	c1 := e.published(app.ID, "one", `[{"type":"text","content":"one"}]`)
+	c2 := e.published(app.ID, "two", `[{"type":"text","content":"two"}]`)
 	base := fmt.Sprintf("/apps/%d/campaigns", app.ID)
 	wantContains(t, b.get(base+"/new"), `name="key"`)
 

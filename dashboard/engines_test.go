@@ -23,8 +23,8 @@ func TestCampaignEditorStatsEngine(t *testing.T) {
 	e := newEnv(t)
 	b := e.signedIn()
 	app := e.app("shop")
-	c1 := e.content(app.ID, "one", `[{"type":"text","content":"one"}]`)
-	c2 := e.content(app.ID, "two", `[{"type":"text","content":"two"}]`)
+	c1 := e.published(app.ID, "one", `[{"type":"text","content":"one"}]`)
+	c2 := e.published(app.ID, "two", `[{"type":"text","content":"two"}]`)
 	base := fmt.Sprintf("/apps/%d/campaigns", app.ID)
 	// The new form offers the three engines, frequentist chosen, each
 	// with what it means.

@@ -205,6 +205,18 @@ func (e *env) content(appID int64, name, items string) *store.ContentView {
 	return c
 }
 
+// published creates a published content block, one a campaign can start
+// with.
+func (e *env) published(appID int64, name, items string) *store.ContentView {
+	e.t.Helper()
+	pub := store.ContentPublished
+	c, err := e.db.CreateContent(e.ctx, appID, store.ContentInput{Name: &name, Status: &pub, Items: []byte(items)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
 func (e *env) webhook(appID int64, u string) *store.Webhook {
 	e.t.Helper()
 	ev := []string{"*"}

@@ -17,8 +17,8 @@ func TestCampaignEditorNamespace(t *testing.T) {
 	e := newEnv(t)
 	b := e.signedIn()
 	app := e.app("shop")
-	c1 := e.content(app.ID, "one", `[{"type":"text","content":"one"}]`)
-	c2 := e.content(app.ID, "two", `[{"type":"text","content":"two"}]`)
+	c1 := e.published(app.ID, "one", `[{"type":"text","content":"one"}]`)
+	c2 := e.published(app.ID, "two", `[{"type":"text","content":"two"}]`)
 	running := e.campaign(app.ID, "Running <b>", "purchase")
 	if _, err := e.db.UpdateCampaign(e.ctx, app.ID, running.ID, store.CampaignInput{Namespace: json.RawMessage(`{"id":"checkout","range":[0,0.5]}`)}); err != nil {
 		t.Fatal(err)

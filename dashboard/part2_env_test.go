@@ -20,7 +20,7 @@ func (e *env) campaign(appID int64, name, goal string, weights ...float64) *stor
 	}
 	var vs []store.VariantInput
 	for i, w := range weights {
-		c := e.content(appID, fmt.Sprintf("%s block %d", name, i), `[{"type":"heading","content":"Hello `+fmt.Sprint(i)+`"}]`)
+		c := e.published(appID, fmt.Sprintf("%s block %d", name, i), `[{"type":"heading","content":"Hello `+fmt.Sprint(i)+`"}]`)
 		n := fmt.Sprintf("V%d", i)
 		if i == 0 {
 			n = "Control"

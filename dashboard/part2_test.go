@@ -136,10 +136,10 @@ func TestCampaignEditor(t *testing.T) {
 	e := newEnv(t)
 	b := e.signedIn()
 	app := e.app("shop")
-	c1 := e.content(app.ID, "one", `[{"type":"text","content":"one"}]`)
-	c2 := e.content(app.ID, "two", `[{"type":"text","content":"two"}]`)
+	c1 := e.published(app.ID, "one", `[{"type":"text","content":"one"}]`)
+	c2 := e.published(app.ID, "two", `[{"type":"text","content":"two"}]`)
 	base := fmt.Sprintf("/apps/%d/campaigns", app.ID)
-	wantContains(t, b.get(base+"/new"), `name="variants[1].contentViewId"`, ">one (draft)</option>")
+	wantContains(t, b.get(base+"/new"), `name="variants[1].contentViewId"`, ">one (published)</option>")
 
 	for _, tc := range []struct {
 		name          string
@@ -301,7 +301,7 @@ func TestCampaignLifecycleButtons(t *testing.T) {
 
 	t.Run("StartWithoutEndDateShowsWhy", func(t *testing.T) {
 		n := "no end"
-		c1 := e.content(app.ID, "x", `[{"type":"text","content":"x"}]`)
+		c1 := e.published(app.ID, "x", `[{"type":"text","content":"x"}]`)
 		vs := []store.VariantInput{{ContentViewID: &c1.ID}, {ContentViewID: &c1.ID}}
 		d, err := e.db.CreateCampaign(e.ctx, app.ID, 0, store.CampaignInput{Name: &n, Variants: &vs})
 		if err != nil {

@@ -1147,7 +1147,7 @@ func TestCampaignVariantsAll(t *testing.T) {
 	campaignInState(e, blocks, "completed", nil)
 	active2 := campaignInState(e, blocks, "active", map[string]any{"assignmentType": "round_robin"})
 	other, admin2, _, cli2 := e.newApp("other", "enterprise", 1_000_000)
-	cv2 := num(e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/content", other.ID), admin2, map[string]any{"name": "x"}), "id")
+	cv2 := num(e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/content", other.ID), admin2, map[string]any{"name": "x", "status": "published"}), "id")
 	e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/campaigns", other.ID), admin2, campaignBody([]int64{cv2, cv2}, map[string]any{"status": "active"}))
 
 	all := func(key string, app int64, body any) []campaignAnswer {
@@ -1438,4 +1438,51 @@ func TestConcurrentRoundRobin(t *testing.T) {
 			t.Fatalf("variant %d has %d users, want %d: %v", vid, got, want, per)
 		}
 	}
+}
+
+// Going live needs every variant's block published, however the campaign
+// is started; the refusal is the documented envelope naming each variant
+// by its index in the list the API returns.
+func TestCampaignStartNeedsPublishedBlocks(t *testing.T) {
+	e := newEnv(t)
+	blocks := campaignBlocks(e, 2)
+	draft := e.mustContent("Hero draft", store.ContentDraft)
+	three := []int64{blocks[0], draft, blocks[1]}
+	want := fmt.Sprintf(`{"error":{"code":"INVALID_REQUEST","message":"content block %d is a draft; publish it first",`+
+		`"details":{"fields":{"variants[1].contentViewId":"content block %d is a draft; publish it first"},"from":"draft","to":"active"}}}`, draft, draft)
+	id := campaignInState(e, three, "draft", nil)
+	if got := campaignGet(e, id)["variants"].([]any)[1].(map[string]any); num(got, "contentViewId") != draft {
+		t.Fatalf("variants[1]=%v, want the draft block's variant", got)
+	}
+	for _, tc := range []struct {
+		name string
+		do   func() *httptest.ResponseRecorder
+	}{
+		{"StatusEndpoint", func() *httptest.ResponseRecorder {
+			return e.do("PATCH", pathf("/v1/campaigns/%d/status", id), e.Admin, map[string]any{"status": "active"})
+		}},
+		{"Patch", func() *httptest.ResponseRecorder {
+			return e.do("PATCH", pathf("/v1/campaigns/%d", id), e.Admin, map[string]any{"status": "active", "name": "Renamed"})
+		}},
+		{"CreateActive", func() *httptest.ResponseRecorder {
+			return e.do("POST", pathf("/v1/apps/%d/campaigns", e.App.ID), e.Admin, campaignBody(three, map[string]any{"status": "active"}))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			total := e.must(http.StatusOK, "GET", pathf("/v1/apps/%d/campaigns", e.App.ID), e.Admin, nil)["pagination"].(map[string]any)["total"]
+			rec := tc.do()
+			if rec.Code != http.StatusBadRequest || strings.TrimSpace(rec.Body.String()) != want {
+				t.Fatalf("status=%d body=%s, want 400 %s", rec.Code, rec.Body.String(), want)
+			}
+			if c := campaignGet(e, id); c["status"] != "draft" || c["name"] != "Spring sale" {
+				t.Fatalf("after the refusal: status %v, name %v; want nothing changed", c["status"], c["name"])
+			}
+			if got := e.must(http.StatusOK, "GET", pathf("/v1/apps/%d/campaigns", e.App.ID), e.Admin, nil)["pagination"].(map[string]any)["total"]; got != total {
+				t.Fatalf("campaigns %v -> %v after a refusal", total, got)
+			}
+		})
+	}
+	// Published, the block no longer stands in the way.
+	e.must(http.StatusOK, "PATCH", pathf("/v1/content/%d", draft), e.Admin, map[string]any{"status": "published"})
+	campaignSetStatus(e, id, "active")
 }

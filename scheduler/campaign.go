@@ -24,8 +24,13 @@ func (s *Campaigns) Run(ctx context.Context) error {
 	t := time.NewTicker(s.Interval)
 	defer t.Stop()
 	failures := 0
+	// blocked holds the reason last logged for each due draft that could
+	// not start: a draft waits for its block to be published for as long
+	// as that takes, and one line says why, not one every tick.
+	blocked := map[int64]string{}
 	for {
 		res, err := s.DB.RunSchedule(ctx)
+		s.logBlocked(blocked, res.Blocked, err == nil)
 		if s.Observe != nil && ctx.Err() == nil {
 			s.Observe(len(res.Started), len(res.Completed), err)
 		}
@@ -48,6 +53,32 @@ func (s *Campaigns) Run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-wait:
+		}
+	}
+}
+
+// logBlocked logs each due draft that could not start once, again only if
+// its reason changes. After a pass that read every due draft (complete),
+// it forgets those no longer blocked, so a draft blocked again later is
+// logged again; a failed pass forgets nothing, or a database that fails
+// every other tick would bring the same lines back each time.
+func (s *Campaigns) logBlocked(logged map[int64]string, now []store.BlockedStart, complete bool) {
+	seen := make(map[int64]bool, len(now))
+	for _, b := range now {
+		seen[b.CampaignID] = true
+		if logged[b.CampaignID] == b.Reason {
+			continue
+		}
+		logged[b.CampaignID] = b.Reason
+		s.Log.Warn("campaign will not start until this is fixed; retrying every tick",
+			"appId", b.AppID, "campaignId", b.CampaignID, "reason", b.Reason)
+	}
+	if !complete {
+		return
+	}
+	for id := range logged {
+		if !seen[id] {
+			delete(logged, id)
 		}
 	}
 }

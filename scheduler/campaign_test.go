@@ -3,10 +3,12 @@ package scheduler
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +29,9 @@ type campaignEnv struct {
 	clock  *testclock.Clock
 	app    int64
 	blocks []int64
+	// passes counts the scheduler's runs, to wait for ticks without
+	// guessing their timing.
+	passes atomic.Int64
 }
 
 func newCampaignEnv(t *testing.T) *campaignEnv {
@@ -44,8 +49,9 @@ func newCampaignEnv(t *testing.T) *campaignEnv {
 		t.Fatal(err)
 	}
 	e := &campaignEnv{t: t, db: db, clock: c, app: app.ID}
+	pub := store.ContentPublished
 	for _, n := range []string{"a", "b"} {
-		cv, err := db.CreateContent(ctx, app.ID, store.ContentInput{Name: &n})
+		cv, err := db.CreateContent(ctx, app.ID, store.ContentInput{Name: &n, Status: &pub})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +121,8 @@ func (e *campaignEnv) run(interval time.Duration, log io.Writer) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	s := &Campaigns{DB: e.db, Interval: interval, Log: slog.New(slog.NewTextHandler(log, nil))}
+	s := &Campaigns{DB: e.db, Interval: interval, Log: slog.New(slog.NewTextHandler(log, nil)),
+		Observe: func(int, int, error) { e.passes.Add(1) }}
 	go func() { done <- s.Run(ctx) }()
 	e.t.Cleanup(func() {
 		cancel()
@@ -228,5 +235,54 @@ func TestCampaignSchedulerLogsMoves(t *testing.T) {
 			t.Fatalf("log=%q, want the completed campaigns named", log.String())
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitPasses waits until the scheduler has run n more times than when
+// called, for at most 30 s.
+func (e *campaignEnv) waitPasses(n int64) {
+	e.t.Helper()
+	want := e.passes.Load() + n
+	deadline := time.Now().Add(30 * time.Second)
+	for e.passes.Load() < want {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("%d scheduler passes after 30s, want %d", e.passes.Load(), want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A due draft whose block is a draft does not start: the scheduler says
+// why once, not every tick, tries again each tick, and starts it at the
+// first tick after the block is published.
+func TestCampaignSchedulerWaitsForPublishedBlocks(t *testing.T) {
+	e := newCampaignEnv(t)
+	ctx := context.Background()
+	n := "draft block"
+	block, err := e.db.CreateContent(ctx, e.app, store.ContentInput{Name: &n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.blocks[1] = block.ID
+	id := e.create(at(time.Minute), at(time.Hour), "draft")
+	e.clock.Set(campaignT0.Add(2 * time.Minute))
+	var log testlog.Buffer
+	e.run(5*time.Millisecond, &log)
+	e.waitPasses(5)
+	if got := e.status(id); got != "draft" {
+		t.Fatalf("status=%s with a draft block, want draft", got)
+	}
+	lines := strings.Count(log.String(), "will not start")
+	want := fmt.Sprintf("campaignId=%d reason=\"content block %d is a draft; publish it first\"", id, block.ID)
+	if lines != 1 || !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "level=WARN") {
+		t.Fatalf("after 5 passes the log has %d lines about it, want one warning with %s:\n%s", lines, want, log.String())
+	}
+	pub := store.ContentPublished
+	if _, err := e.db.UpdateContent(ctx, e.app, block.ID, store.ContentInput{Status: &pub}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitStatus(id, "active")
+	if got := strings.Count(log.String(), "will not start"); got != 1 {
+		t.Fatalf("%d lines about the blocked start, want 1:\n%s", got, log.String())
 	}
 }

@@ -181,6 +181,14 @@ func TestAuditEveryChange(t *testing.T) {
 		_, err := db.UpdateCampaign(ctx, app.ID, camp.ID, CampaignInput{Description: ptr("more")})
 		return err
 	})
+	refused("StartCampaignDraftBlock", func() error {
+		_, err := db.SetCampaignStatus(ctx, app.ID, camp.ID, CampaignActive)
+		return err
+	})
+	step("PublishContentA", "content.status_changed", ObjectContent, func() error {
+		_, err := db.UpdateContent(ctx, app.ID, blocks[0], ContentInput{Status: ptr(ContentPublished)})
+		return err
+	})
 	e = step("StartCampaign", "campaign.status_changed", ObjectCampaign, func() error {
 		_, err := db.SetCampaignStatus(ctx, app.ID, camp.ID, CampaignActive)
 		return err

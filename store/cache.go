@@ -349,8 +349,8 @@ func variantAnswer(campaignID, variantID int64, name string, cid sql.NullInt64, 
 	b = appendInt(b, cid.Int64)
 	if cstatus.String != ContentPublished {
 		// End users see published blocks only, here as on the SDK's content
-		// route: a campaign started with a draft block assigns and counts,
-		// with nothing to show until the block is published.
+		// route. A campaign can no longer start with a draft block, but one
+		// started before that rule may still run with one.
 		return append(b, `,"contentView":null,"impressionRecorded":`...)
 	}
 	b = append(b, `,"contentView":{"id":`...)

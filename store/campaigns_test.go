@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -33,7 +34,7 @@ func newCampaignTestEnv(tb testing.TB) *campaignTestEnv {
 	db, app, c := mustOpenApp(tb, campaignTestT0)
 	e := &campaignTestEnv{tb: tb, db: db, clock: c, app: app}
 	for _, n := range []string{"a", "b"} {
-		cv, err := db.CreateContent(ctx, app, ContentInput{Name: &n})
+		cv, err := db.CreateContent(ctx, app, ContentInput{Name: &n, Status: ptr(ContentPublished)})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -536,5 +537,189 @@ func TestActiveListFollowsCampaignReadByID(t *testing.T) {
 	l, err := a.activeCampaigns(ctx, app.ID)
 	if err != nil || len(l) != 1 || l[0].id != c.ID {
 		t.Fatalf("active campaigns after the campaign was read by id: %d, %v; want campaign %d", len(l), err, c.ID)
+	}
+}
+
+// A campaign goes live only when every variant's block is published: by
+// hand (status move, edit with status, create as active) or by the
+// scheduler, which reports the draft as blocked each pass until the
+// block is published, then starts it.
+func TestCampaignStartNeedsPublishedBlocks(t *testing.T) {
+	e := newCampaignTestEnv(t)
+	ctx := context.Background()
+	draft, err := e.db.CreateContent(ctx, e.app, ContentInput{Name: ptr("Hero B")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reason := "content block " + joinFmt(draft.ID) + " is a draft; publish it first"
+	end, _ := json.Marshal(campaignTestT0.Add(time.Hour).Format(time.RFC3339))
+	newCampaign := func(status *string, start json.RawMessage) (*Campaign, error) {
+		vs := []VariantInput{{ContentViewID: &e.blocks[0]}, {ContentViewID: &draft.ID}}
+		return e.db.CreateCampaign(ctx, e.app, 0, CampaignInput{Name: ptr("Hero test"), Status: status, StartDate: start, EndDate: end, Variants: &vs})
+	}
+	wantRefused := func(t *testing.T, err error, want map[string]any) {
+		t.Helper()
+		wantCode(t, err, EINVALID)
+		d := err.(*Error).Details
+		if d["from"] != CampaignDraft || d["to"] != CampaignActive || !reflectEqual(d["fields"], want) {
+			t.Fatalf("details=%v, want from draft to active with fields %v", d, want)
+		}
+	}
+	one := map[string]any{"variants[1].contentViewId": reason}
+
+	t.Run("ByHand", func(t *testing.T) {
+		c, err := newCampaign(nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := len(e.deliveries())
+		for name, start := range map[string]func() error{
+			"Status": func() error { _, err := e.db.SetCampaignStatus(ctx, e.app, c.ID, CampaignActive); return err },
+			"Edit": func() error {
+				_, err := e.db.UpdateCampaign(ctx, e.app, c.ID, CampaignInput{Status: ptr(CampaignActive)})
+				return err
+			},
+		} {
+			wantRefused(t, start(), one)
+			if got := e.status(c.ID); got != CampaignDraft {
+				t.Fatalf("%s: status=%s after a refused start, want draft", name, got)
+			}
+		}
+		if n := len(e.deliveries()); n != before {
+			t.Fatalf("deliveries %d -> %d after refused starts, want none", before, n)
+		}
+		problems, err := e.db.CampaignBlockProblems(ctx, e.app, c.ID)
+		if err != nil || len(problems) != 1 || problems[0] != (BlockProblem{Variant: 1, ContentViewID: draft.ID, Status: ContentDraft}) {
+			t.Fatalf("CampaignBlockProblems = %+v, %v", problems, err)
+		}
+		if got, want := problems[0].Short(), "block "+joinFmt(draft.ID)+" is a draft"; got != want {
+			t.Fatalf("Short=%q, want %q", got, want)
+		}
+		// Another app's campaign is not this app's to look into.
+		other, err := e.db.CreateApp(ctx, "other", "free", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err := e.db.CampaignBlockProblems(ctx, other.ID, c.ID); err != nil || p != nil {
+			t.Fatalf("another app's view: %+v, %v", p, err)
+		}
+	})
+
+	t.Run("CreateActive", func(t *testing.T) {
+		n := countRows(t, e.db, `SELECT COUNT(*) FROM campaigns`)
+		_, err := newCampaign(ptr(CampaignActive), nil)
+		wantRefused(t, err, one)
+		if got := countRows(t, e.db, `SELECT COUNT(*) FROM campaigns`); got != n {
+			t.Fatalf("campaigns %d -> %d after a refused create, want nothing written", n, got)
+		}
+	})
+
+	t.Run("Scheduler", func(t *testing.T) {
+		start, _ := json.Marshal(campaignTestT0.Add(time.Minute).Format(time.RFC3339))
+		c, err := newCampaign(nil, start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Set(campaignTestT0.Add(2 * time.Minute))
+		defer e.clock.Set(campaignTestT0)
+		// Every pass tries again and says why it cannot.
+		for range 2 {
+			res, err := e.db.RunSchedule(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := []BlockedStart{{AppID: e.app, CampaignID: c.ID, Reason: reason}}
+			if len(res.Started) != 0 || !slices.Equal(res.Blocked, want) {
+				t.Fatalf("RunSchedule = %+v, want %d blocked: %q", res, c.ID, reason)
+			}
+		}
+		if _, err := e.db.UpdateContent(ctx, e.app, draft.ID, ContentInput{Status: ptr(ContentPublished)}); err != nil {
+			t.Fatal(err)
+		}
+		defer e.db.UpdateContent(ctx, e.app, draft.ID, ContentInput{Status: ptr(ContentDraft)})
+		res, err := e.db.RunSchedule(ctx)
+		if err != nil || !slices.Equal(res.Started, []int64{c.ID}) || len(res.Blocked) != 0 {
+			t.Fatalf("RunSchedule after publishing = %+v, %v; want %d started", res, err, c.ID)
+		}
+		// Stopped for the next subtests, which need the block free.
+		if _, err := e.db.SetCampaignStatus(ctx, e.app, c.ID, CampaignCompleted); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	// A block archived or deleted while its campaign sat archived is named
+	// the same way, each on its own variant.
+	t.Run("ArchivedAndDeleted", func(t *testing.T) {
+		a, err := e.db.CreateContent(ctx, e.app, ContentInput{Name: ptr("A"), Status: ptr(ContentPublished)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := e.db.CreateContent(ctx, e.app, ContentInput{Name: ptr("B"), Status: ptr(ContentPublished)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs := []VariantInput{{ContentViewID: &e.blocks[0]}, {ContentViewID: &a.ID}, {ContentViewID: &b.ID}}
+		c, err := e.db.CreateCampaign(ctx, e.app, 0, CampaignInput{Name: ptr("Three"), EndDate: end, Variants: &vs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.db.SetCampaignStatus(ctx, e.app, c.ID, CampaignArchived); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.db.UpdateContent(ctx, e.app, a.ID, ContentInput{Status: ptr(ContentArchived)}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.db.DeleteContent(ctx, e.app, b.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.db.UnarchiveCampaign(ctx, e.app, c.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.db.SetCampaignStatus(ctx, e.app, c.ID, CampaignActive)
+		wantRefused(t, err, map[string]any{
+			"variants[1].contentViewId": "content block " + joinFmt(a.ID) + " is archived; publish it first",
+			"variants[2].contentViewId": "content block " + joinFmt(b.ID) + " no longer exists; choose another block",
+		})
+	})
+}
+
+// reflectEqual compares two decoded details values by their JSON.
+func reflectEqual(a, b any) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
+
+// A campaign started before blocks had to be published may still run with
+// a draft block: the variant answer shows no block for it rather than an
+// unpublished one.
+func TestVariantHidesTheDraftBlockOfAnOlderCampaign(t *testing.T) {
+	e := newCampaignTestEnv(t)
+	ctx := context.Background()
+	id := e.create(nil, campaignTestAt(time.Hour), "active")
+	// The state such a campaign left behind, written as no API can now.
+	if _, err := e.db.write.Exec(fmt.Sprintf(`UPDATE content_views SET status = 'draft' WHERE id = %d`, e.blocks[0])); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int64]bool{}
+	for i := range 40 {
+		b, err := e.db.Variant(ctx, e.app, id, &VariantRequest{UserID: fmt.Sprint("user-", i)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a struct {
+			ContentViewID int64           `json:"contentViewId"`
+			ContentView   json.RawMessage `json:"contentView"`
+		}
+		if err := json.Unmarshal(b, &a); err != nil {
+			t.Fatal(err)
+		}
+		if shown := string(a.ContentView) != "null"; shown == (a.ContentViewID == e.blocks[0]) {
+			t.Fatalf("answer %s: a draft block shown, or a published one hidden", b)
+		}
+		seen[a.ContentViewID] = true
+	}
+	if !seen[e.blocks[0]] || !seen[e.blocks[1]] {
+		t.Fatalf("40 users all in one variant: %v", seen)
 	}
 }

@@ -42,7 +42,7 @@ func mustCreateCampaign(tb testing.TB, db *DB, appID int64, goal string, arms []
 	vs := make([]VariantInput, len(arms))
 	for i, a := range arms {
 		name := fmt.Sprintf("Block %d", i)
-		cv, err := db.CreateContent(ctx, appID, ContentInput{Name: &name})
+		cv, err := db.CreateContent(ctx, appID, ContentInput{Name: &name, Status: ptr(ContentPublished)})
 		if err != nil {
 			tb.Fatal(err)
 		}

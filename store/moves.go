@@ -104,16 +104,16 @@ func (tx *Tx) move(appID, id int64, to string) error {
 			set += ", started_at = ?"
 			args = append(args, now)
 		}
-		// A block may have been archived or deleted while the campaign sat
-		// archived (nothing protects it then); never go live without content.
-		var missing int
-		if err := tx.queryRow(`SELECT COUNT(*) FROM campaign_variants v LEFT JOIN content_views c ON c.id = v.content_view_id
-			WHERE v.campaign_id = ? AND (c.id IS NULL OR c.status = 'archived')`, id).Scan(&missing); err != nil {
+		// Never go live with a block end users cannot see: they would be
+		// assigned and counted with nothing shown. A draft block is the
+		// usual case; a block may also have been archived or deleted while
+		// the campaign sat archived, when nothing protects it.
+		problems, err := blockProblems(tx.conn, id)
+		if err != nil {
 			return err
 		}
-		if missing > 0 {
-			return &Error{Code: EINVALID, Message: "a variant's content view is archived or deleted",
-				Details: map[string]any{"from": from, "to": to, "fields": map[string]any{"variants": "every variant needs a content view that is not archived"}}}
+		if len(problems) > 0 {
+			return blockError(problems, from, to)
 		}
 		// Starting or resuming: no campaign of an overlapping range may be
 		// running, or the two would share users.
@@ -146,6 +146,89 @@ func (tx *Tx) move(appID, id int64, to string) error {
 		return tx.emitCompleted(appID, id, name)
 	}
 	return nil
+}
+
+// BlockProblem is a variant whose content block keeps its campaign from
+// being active, because end users would not see it.
+type BlockProblem struct {
+	// Variant is the variant's index in the campaign's variants, in the
+	// order the API lists them.
+	Variant       int
+	ContentViewID int64
+	// Status is the block's status, "" when it no longer exists.
+	Status string
+}
+
+// Short is the problem in a few words: "block 7 is a draft".
+func (p BlockProblem) Short() string {
+	switch p.Status {
+	case "":
+		return fmt.Sprintf("block %d no longer exists", p.ContentViewID)
+	case ContentDraft:
+		return fmt.Sprintf("block %d is a draft", p.ContentViewID)
+	}
+	return fmt.Sprintf("block %d is %s", p.ContentViewID, p.Status)
+}
+
+// Reason is the field error on the variant's contentViewId, which says
+// what to do about it.
+func (p BlockProblem) Reason() string {
+	if p.Status == "" {
+		return fmt.Sprintf("content block %d no longer exists; choose another block", p.ContentViewID)
+	}
+	return fmt.Sprintf("content %s; publish it first", p.Short())
+}
+
+// Field is the path of the variant's contentViewId in field errors.
+func (p BlockProblem) Field() string { return fmt.Sprintf("variants[%d].contentViewId", p.Variant) }
+
+// blockProblems lists the variants of the campaign whose block is not
+// published, in the order of its variants.
+func blockProblems(q conn, campaignID int64) ([]BlockProblem, error) {
+	rows, err := q.query(`SELECT v.content_view_id, c.status FROM campaign_variants v LEFT JOIN content_views c ON c.id = v.content_view_id
+		WHERE v.campaign_id = ? ORDER BY v.id`, campaignID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []BlockProblem
+	for i := 0; rows.Next(); i++ {
+		var p BlockProblem
+		var status sql.NullString
+		if err := rows.Scan(&p.ContentViewID, &status); err != nil {
+			return nil, err
+		}
+		if status.String != ContentPublished {
+			p.Variant, p.Status = i, status.String
+			out = append(out, p)
+		}
+	}
+	return out, rows.Err()
+}
+
+// blockError refuses a move to active over blocks that are not published,
+// naming each variant's contentViewId.
+func blockError(problems []BlockProblem, from, to string) error {
+	fields := make(map[string]any, len(problems))
+	for _, p := range problems {
+		fields[p.Field()] = p.Reason()
+	}
+	msg := problems[0].Reason()
+	if len(problems) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(problems)-1)
+	}
+	return &Error{Code: EINVALID, Message: msg, Details: map[string]any{"from": from, "to": to, "fields": fields}}
+}
+
+// CampaignBlockProblems lists the variants whose block keeps the campaign
+// from being active, so that a page can say so before a start is tried.
+// A campaign of another app has none.
+func (db *DB) CampaignBlockProblems(ctx context.Context, appID, id int64) ([]BlockProblem, error) {
+	var n int
+	if err := db.readRow(ctx, `SELECT COUNT(*) FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&n); err != nil || n == 0 {
+		return nil, err
+	}
+	return blockProblems(db.reader(ctx), id)
 }
 
 // checkNamespaceFree refuses ns when a campaign of the app other than
@@ -266,6 +349,17 @@ func analyze(vs []*Variant, engine string) stats.Result {
 // ScheduleResult says what one scheduler pass did.
 type ScheduleResult struct {
 	Started, Completed []int64
+	// Blocked are the due drafts that could not start, and why; each
+	// pass tries them again.
+	Blocked []BlockedStart
+}
+
+// BlockedStart is a draft whose startDate has come but which cannot start:
+// a block is not published, or a running campaign holds its namespace
+// range.
+type BlockedStart struct {
+	AppID, CampaignID int64
+	Reason            string
 }
 
 // RunSchedule starts drafts whose startDate has come (and whose endDate has
@@ -335,6 +429,8 @@ func (db *DB) RunSchedule(ctx context.Context) (ScheduleResult, error) {
 			out.Started = append(out.Started, d.id)
 		case err == nil:
 			out.Completed = append(out.Completed, d.id)
+		case d.to == CampaignActive && preconditionFailed(err):
+			out.Blocked = append(out.Blocked, BlockedStart{AppID: d.app, CampaignID: d.id, Reason: err.Error()})
 		case errors.Is(err, errNotDue), errors.Is(err, sql.ErrNoRows), ErrorCode(err) == EINVALID, ErrorCode(err) == ENOTFOUND:
 			// Edited, moved or deleted by someone else first; nothing to do.
 		default:
@@ -345,3 +441,16 @@ func (db *DB) RunSchedule(ctx context.Context) (ScheduleResult, error) {
 }
 
 var errNotDue = errors.New("store: campaign no longer due")
+
+// preconditionFailed tells a move refused for what the campaign needs (its
+// blocks, its namespace range) from one that lost a race: the first names
+// fields or campaigns in its details, a refused move only from and to.
+func preconditionFailed(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) || e.Code != EINVALID {
+		return false
+	}
+	_, fields := e.Details["fields"]
+	_, campaigns := e.Details["campaigns"]
+	return fields || campaigns
+}

@@ -29,7 +29,7 @@ func createNamespaced(db *DB, app int64, name string, ns *Namespace, status stri
 	vs := make([]VariantInput, 2)
 	for i := range vs {
 		bname := fmt.Sprintf("%s block %d", name, i)
-		cv, err := db.CreateContent(ctx, app, ContentInput{Name: &bname})
+		cv, err := db.CreateContent(ctx, app, ContentInput{Name: &bname, Status: ptr(ContentPublished)})
 		if err != nil {
 			return nil, err
 		}

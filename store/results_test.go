@@ -24,7 +24,8 @@ func TestCampaignDailySeries(t *testing.T) {
 	db.Now = func() time.Time { return clock }
 	app, _ := db.CreateApp(ctx, "a", "free", 0)
 	name, items := "c", json.RawMessage(`[{"type":"text","content":"x"}]`)
-	block, err := db.CreateContent(ctx, app.ID, store.ContentInput{Name: &name, Items: items})
+	pub := store.ContentPublished
+	block, err := db.CreateContent(ctx, app.ID, store.ContentInput{Name: &name, Status: &pub, Items: items})
 	if err != nil {
 		t.Fatal(err)
 	}
