@@ -296,6 +296,44 @@ type campaignEditData struct {
 	// free in it.
 	Namespaces []store.NamespaceUsage
 	Dirty      bool
+	// Blocked are the variants whose block keeps the campaign from
+	// starting or resuming, said before the button is pressed.
+	Blocked []blockedVariant
+	// blockNames names every block of the app, archived ones too, for the
+	// variants of a campaign whose variants are locked.
+	blockNames map[string]string
+}
+
+// blockedVariant is a block problem with the block's name, to link to it.
+type blockedVariant struct {
+	store.BlockProblem
+	Name string
+}
+
+// BlockName is the name of the block with id s as the variants table
+// shows it; a block deleted since keeps its id.
+func (d *campaignEditData) BlockName(s string) string {
+	if name, ok := d.blockNames[s]; ok {
+		return name
+	}
+	return "#" + s + " (deleted)"
+}
+
+// Scheduled reports whether the scheduler would start the campaign: a
+// draft with a start date.
+func (d *campaignEditData) Scheduled() bool {
+	return d.Campaign != nil && d.Campaign.Status == store.CampaignDraft && d.Campaign.StartDate != nil
+}
+
+// StartLabel is the planned start as the page says it, in the campaign's
+// timezone.
+func (d *campaignEditData) StartLabel() string {
+	return strings.Replace(localDate(d.Campaign.StartDate, d.Campaign.Timezone), "T", " ", 1) + " (" + d.Campaign.Timezone + ")"
+}
+
+// Blocks reports whether a move to to is one the block problems refuse.
+func (d *campaignEditData) Blocks(to string) bool {
+	return to == store.CampaignActive && len(d.Blocked) > 0
 }
 
 // engineChoice is one statistics engine the editor offers, with the line
@@ -349,18 +387,42 @@ func (d *Dashboard) campaignView(r *req, c *store.Campaign, f campaignForm) (*vi
 	data.Namespaces = ns
 	// The pickers offer every block that is not archived and every active
 	// audience: what the store accepts.
+	data.blockNames = map[string]string{}
 	for page := 1; page <= 10; page++ {
 		list, p, err := d.DB.FindContents(r.Context(), r.App.ID, "", store.ListOptions{Limit: 100, Page: page})
 		if err != nil {
 			return nil, err
 		}
 		for _, c := range list {
+			data.blockNames[strconv.FormatInt(c.ID, 10)] = c.Name
 			if c.Status != store.ContentArchived {
 				data.Contents = append(data.Contents, c)
 			}
 		}
 		if !p.HasMore {
 			break
+		}
+	}
+	// An app with more blocks than the pages read above still names its
+	// campaign's own.
+	for _, row := range f.Variants {
+		id, err := strconv.ParseInt(row.Content, 10, 64)
+		if _, ok := data.blockNames[row.Content]; ok || err != nil {
+			continue
+		}
+		if b, err := d.DB.FindContentByID(r.Context(), r.App.ID, id); err == nil {
+			data.blockNames[row.Content] = b.Name
+		} else if store.ErrorCode(err) != store.ENOTFOUND {
+			return nil, err
+		}
+	}
+	if c != nil && (c.Status == store.CampaignDraft || c.Status == store.CampaignPaused) {
+		problems, err := d.DB.CampaignBlockProblems(r.Context(), r.App.ID, c.ID)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range problems {
+			data.Blocked = append(data.Blocked, blockedVariant{p, data.blockNames[strconv.FormatInt(p.ContentViewID, 10)]})
 		}
 	}
 	auds, _, err := d.DB.FindAudiences(r.Context(), r.App.ID, store.AudienceActive, store.ListOptions{Limit: 100, Page: 1})
