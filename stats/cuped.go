@@ -128,7 +128,10 @@ func Cuped(arms []CupedArm) (r CupedResult, ok bool) {
 		}
 		a := &r.Arms[i]
 		a.Difference, a.PValue = ptr(d), ptr(p)
-		a.Lower, a.Upper = ptr(d-Z95*se), ptr(d+Z95*se)
+		// A difference of two rates lies within ±1; the normal interval of
+		// a few users reaches past that, and is cut there, as the
+		// sequential one is.
+		a.Lower, a.Upper = ptr(max(d-Z95*se, -1)), ptr(min(d+Z95*se, 1))
 		if c.AdjustedRate != 0 {
 			a.Uplift = ptr(d / c.AdjustedRate)
 		}

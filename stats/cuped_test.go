@@ -177,3 +177,31 @@ func TestCupedDegenerate(t *testing.T) {
 		})
 	}
 }
+
+// TestCupedIntervalClamped: the difference interval of a few users is cut
+// at what a difference of two rates can be, ±1, keeping the side inside.
+func TestCupedIntervalClamped(t *testing.T) {
+	// One of two control users converts (s² = 0.5) and every treated one
+	// does (or none): d = ±0.5, se = 0.5, so d ± 1.96·se passes ±1.
+	se := 0.5
+	for _, tt := range []struct {
+		name         string
+		treated      CupedArm
+		lower, upper float64
+	}{
+		{"Above", CupedArm{N: 2, SumY: 2}, 0.5 - Z95*se, 1},
+		{"Below", CupedArm{N: 2}, -1, -0.5 + Z95*se},
+		{"Inside", CupedArm{N: 200, SumY: 100}, -Z95 * math.Sqrt(0.5/2+(0.25*200/199)/200), Z95 * math.Sqrt(0.5/2+(0.25*200/199)/200)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, ok := Cuped([]CupedArm{{N: 2, SumY: 1, Control: true}, tt.treated})
+			if !ok {
+				t.Fatal("Cuped: not ok")
+			}
+			a := r.Arms[1]
+			if !closeTo(*a.Lower, tt.lower, 1e-12) || !closeTo(*a.Upper, tt.upper, 1e-12) {
+				t.Fatalf("interval [%.17g, %.17g], want [%.17g, %.17g]", *a.Lower, *a.Upper, tt.lower, tt.upper)
+			}
+		})
+	}
+}
