@@ -48,14 +48,17 @@ func jsString(s string) string {
 // sdkSnippets are the snippets the keys page offers, in order; one for
 // each SDK or standard the service supports.
 func sdkSnippets(appID int64, baseURL string, key snippetKey) []sdkSnippet {
-	var keyLine string
+	var keyLine, bearerLine string
 	switch {
 	case key.Secret != "":
 		keyLine = "  key: " + jsString(key.Secret) + ","
+		bearerLine = "  headers: [['Authorization', " + jsString("Bearer "+key.Secret) + "]],"
 	case key.Key != nil:
 		keyLine = "  key: " + jsString(key.Key.Prefix+"…") + ", // paste the whole key"
+		bearerLine = "  headers: [['Authorization', " + jsString("Bearer "+key.Key.Prefix+"…") + "]], // paste the whole key"
 	default:
 		keyLine = "  key: 'sk_c_…', // a client key: create one below"
+		bearerLine = "  headers: [['Authorization', 'Bearer sk_c_…']], // a client key: create one below"
 	}
 	js := strings.Join([]string{
 		"import { createClient } from 'service-sdk';",
@@ -67,5 +70,21 @@ func sdkSnippets(appID int64, baseURL string, key snippetKey) []sdkSnippet {
 		"  baseUrl: " + jsString(baseURL) + ",",
 		"});",
 	}, "\n")
-	return []sdkSnippet{{ID: "snippet-js", Title: "JavaScript and React Native SDK", Code: js}}
+	// OpenFeature's web provider, for a page; the server providers of other
+	// languages take the same base URL and header (docs/api.md).
+	of := strings.Join([]string{
+		"import { OpenFeature } from '@openfeature/web-sdk';",
+		"import { OFREPWebProvider } from '@openfeature/ofrep-web-provider';",
+		"",
+		"await OpenFeature.setContext({ targetingKey: 'user-1' });",
+		"await OpenFeature.setProviderAndWait(new OFREPWebProvider({",
+		"  baseUrl: " + jsString(baseURL) + ",",
+		bearerLine,
+		"}));",
+		"const variant = OpenFeature.getClient().getStringValue('campaign-key', 'default');",
+	}, "\n")
+	return []sdkSnippet{
+		{ID: "snippet-js", Title: "JavaScript and React Native SDK", Code: js},
+		{ID: "snippet-openfeature", Title: "OpenFeature (any language; the web provider shown)", Code: of},
+	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 )
 
+var openFeatureRe = regexp.MustCompile(`(?s)<pre id="snippet-openfeature" class="code-block"><code>(.*?)</code></pre>`)
+
 var snippetRe = regexp.MustCompile(`(?s)<pre id="snippet-js" class="code-block"><code>(.*?)</code></pre>`)
 
 // TestKeysPageSDKSnippet: Settings → API Keys shows the app's id and a
@@ -82,6 +84,22 @@ func TestKeysPageSDKSnippet(t *testing.T) {
 				t.Fatalf("snippet:\n%s\nwant:\n%s", got, w)
 			}
 			wantContains(t, p, tc.says)
+			// The OpenFeature snippet carries the same key, as a bearer
+			// token, and the same base URL: OFREP providers append
+			// /ofrep/v1/… to it.
+			m := openFeatureRe.FindStringSubmatch(p.body)
+			if m == nil {
+				t.Fatalf("no OpenFeature snippet:\n%s", p.body)
+			}
+			of := html.UnescapeString(m[1])
+			key := strings.TrimSuffix(strings.TrimPrefix(strings.SplitN(tc.key(), ",", 2)[0], "  key: '"), "'")
+			for _, w := range []string{"new OFREPWebProvider({", "  baseUrl: '" + e.srv.URL + "',",
+				"  headers: [['Authorization', 'Bearer " + key + "']]," + strings.SplitN(tc.key(), ",", 2)[1]} {
+				if !strings.Contains(of, w) {
+					t.Fatalf("OpenFeature snippet lacks %q:\n%s", w, of)
+				}
+			}
+			wantContains(t, p, `data-copy="snippet-openfeature"`)
 		})
 	}
 	if p := b.get(base); strings.Contains(p.body, otherKey.Prefix) || strings.Contains(p.body, "other-web") {
