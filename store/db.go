@@ -333,6 +333,8 @@ type Tx struct {
 	// running caches campaign status checks within the transaction: no
 	// operation of a batch moves a campaign, so one read serves them all.
 	running map[int64]bool
+	// queued counts the first assignments queued so far (assignLater).
+	queued int
 
 	// txBufs holds the rows written at commit, one multi-row statement per
 	// table (see rows.go), and the events staged for the indexer.
@@ -355,8 +357,12 @@ func (tx *Tx) commit() error {
 	if err := tx.flushUsers(); err != nil {
 		return err
 	}
-	// Impressions of first assignments are counted as they are written.
+	// Impressions of first assignments are counted as they are written,
+	// and conversions after them. The order is the locks' (see rows.go).
 	if err := tx.flushAssignments(); err != nil {
+		return err
+	}
+	if err := tx.flushConversions(); err != nil {
 		return err
 	}
 	events, impressions := tx.written()

@@ -68,9 +68,9 @@ type dialect struct {
 	// deadlocks with, another process doing the same; empty on SQLite.
 	skipLocked string
 	// lockOrder sorts the rows a group commit writes by key (see
-	// flushUsers and sortAssignments): where transactions of several
-	// processes take row locks at once, rows taken in one order cannot
-	// deadlock.
+	// flushUsers, sortAssignments and flushConversions): where
+	// transactions of several processes take row locks at once, rows
+	// taken in one order cannot deadlock.
 	lockOrder bool
 }
 

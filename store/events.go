@@ -2,10 +2,12 @@ package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -236,26 +238,66 @@ func (tx *Tx) convert(lc *liveCampaign, in *EventInput, now int64) error {
 	if ok, err := tx.stillRunning(lc, now); err != nil || !ok {
 		return err
 	}
-	// An impression queued earlier in this batch counts as earlier.
-	if err := tx.flushAssignments(); err != nil {
-		return err
-	}
-	for i, k := range keys {
-		if !open[i] {
-			continue
-		}
-		var vid, x int64
-		err := tx.queryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate`,
-			now, lc.id, storedKey(k.kind, k.user), now).Scan(&vid, &x)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		} else if err != nil {
-			return err
-		}
-		tx.countConversion(vid)
-		tx.countConvertedCovariate(vid, x)
-		tx.after = append(tx.after, func() { tx.db.converted.put(k, vid) })
+	// Written at the commit, after the assignments (see rows.go). An
+	// impression queued earlier in this batch counts as earlier; one
+	// queued later does not, as it would not have had the conversion been
+	// written now.
+	tx.convs = append(tx.convs, pendingConv{lc: lc, keys: keys, open: open, queued: tx.queued, now: now})
+	return nil
+}
+
+// pendingConv is a conversion waiting for the commit: the campaign, the
+// user's keys, which of them may still convert, and how many assignments
+// the transaction had queued when it came (Tx.queued).
+type pendingConv struct {
+	lc        *liveCampaign
+	keys      [2]userKey
+	open      [2]bool
+	queued    int
+	now       int64
+	converted bool
+}
+
+// flushConversions writes the queued conversions, after the assignments
+// they may convert. Each tries its user's userId key, then its sessionId
+// key: every userId attempt goes first, then the sessionId attempts of
+// those that did not convert, each round sorted by (campaign, key) on
+// PostgreSQL, so that the assignments' rows are locked in one order
+// whatever the batch holds. A user converts once per campaign, whichever
+// of two conversions in one batch comes first.
+func (tx *Tx) flushConversions() error {
+	if len(tx.convs) == 0 {
 		return nil
+	}
+	for i := range 2 {
+		if tx.db.dia.lockOrder {
+			slices.SortStableFunc(tx.convs, func(a, b pendingConv) int {
+				return cmp.Or(cmp.Compare(a.lc.id, b.lc.id), strings.Compare(a.keys[i].user, b.keys[i].user))
+			})
+		}
+		for j := range tx.convs {
+			c := &tx.convs[j]
+			if c.converted || !c.open[i] {
+				continue
+			}
+			k := c.keys[i]
+			ref := assignRef{c.lc.id, storedKey(k.kind, k.user)}
+			if seq, ok := tx.wrote[ref]; ok && seq >= c.queued {
+				continue // first assigned after the goal event, in this batch
+			}
+			var vid, x int64
+			err := tx.queryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate`,
+				c.now, ref.campaign, ref.key, c.now).Scan(&vid, &x)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			} else if err != nil {
+				return err
+			}
+			c.converted = true
+			tx.countConversion(vid)
+			tx.countConvertedCovariate(vid, x)
+			tx.after = append(tx.after, func() { tx.db.converted.put(k, vid) })
+		}
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"service/jsonjs"
 )
 
 // Rows that the operations of one group commit add to the same table are
@@ -16,8 +18,19 @@ import (
 // the per-statement work a handful of times instead of sixty. Only writes
 // that nothing in the batch reads back are deferred: a user sighting
 // without attributes (flushed before any audience check, which reads
-// profiles), a first assignment (flushed before a conversion is looked
-// for) and an event row.
+// profiles), a first assignment with its round-robin step, a conversion
+// and an event row.
+//
+// Deferred, they also take their row locks in one order whatever the
+// batch holds, which is what keeps two processes' group commits on one
+// PostgreSQL database from deadlocking: users by key, round-robin
+// campaigns' rows by id, assignments by (campaign, key), conversions by
+// the same key, events, then variants' counters by id (flushCounts). A
+// round-robin step or a conversion written in the middle of the batch, as
+// each operation came, took a campaign's row after some assignments' keys
+// in one process and before them in another. What still locks as it comes:
+// a user's attributes (touchUser), and an event a metric counts, which
+// writes the assignments queued before it (countMetric).
 
 // assignSuffix and usersUpsert end both stores' inserts of those rows.
 const assignSuffix = ` ON CONFLICT (campaign_id, user_key) DO NOTHING`
@@ -41,6 +54,14 @@ type txBufs struct {
 	logs      map[logKey]int // index in events of each queued logId
 	assigns   []pendingAssign
 	assignIdx map[int64]map[string]int // campaign, user key -> index in assigns
+	// rrNext backs the round-robin campaigns of one commit, and convs
+	// are the conversions queued for it.
+	rrNext []rrCampaign
+	convs  []pendingConv
+	// wrote are the places (pendingAssign.seq) of the assignments written
+	// while conversions were queued, for those conversions to tell the
+	// ones queued after them.
+	wrote map[assignRef]int
 	// staged are the events this transaction wrote, for the event indexer.
 	staged []indexRow
 	// args backs the arguments of one multi-row statement at a time, and
@@ -62,6 +83,7 @@ func (b *txBufs) reset() {
 	clear(b.users)
 	clear(b.fresh)
 	clear(b.logs)
+	clear(b.wrote)
 	// A campaign's map of keys is kept for its next new users, unless
 	// many campaigns took first assignments.
 	if len(b.assignIdx) > 16 {
@@ -73,6 +95,8 @@ func (b *txBufs) reset() {
 	b.userOrder = emptied(b.userOrder)
 	b.events = emptied(b.events)
 	b.assigns = emptied(b.assigns)
+	b.rrNext = emptied(b.rrNext)
+	b.convs = emptied(b.convs)
 	b.staged = emptied(b.staged)
 	b.args = emptied(b.args)
 	b.runs = emptied(b.runs)
@@ -217,6 +241,13 @@ type pendingAssign struct {
 	vid      int64
 	inserted bool
 	outs     []*assignOutcome
+	// seq is the assignment's place among those the transaction queued
+	// (Tx.queued), which tells a conversion queued before it from one
+	// queued after.
+	seq int
+	// rr is the round-robin campaign whose counter picks vid at the
+	// commit (roundRobin), nil for a weighted one.
+	rr *liveCampaign
 	// lc, kind and user are what the CUPED covariate x is counted for
 	// (see covariates); lc is nil when CUPED is off for the assignment.
 	lc   *liveCampaign
@@ -235,8 +266,9 @@ func (tx *Tx) pendingAssignment(ref assignRef) *pendingAssign {
 }
 
 // assignLater queues a first assignment to variant vid for the commit,
-// which fills out (see flushAssignments). The caller has found none queued
-// for ref (pendingAssignment).
+// which fills out (see flushAssignments); a round-robin campaign's variant
+// is picked there. The caller has found none queued for ref
+// (pendingAssignment).
 func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome, lc *liveCampaign, kind byte, user string) {
 	if tx.assignIdx == nil {
 		tx.assignIdx = map[int64]map[string]int{}
@@ -247,21 +279,29 @@ func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome, lc *live
 		tx.assignIdx[ref.campaign] = byKey
 	}
 	byKey[ref.key] = len(tx.assigns)
-	p := pendingAssign{ref: ref, vid: vid, outs: []*assignOutcome{out}}
+	p := pendingAssign{ref: ref, vid: vid, outs: []*assignOutcome{out}, seq: tx.queued}
+	tx.queued++
 	if lc != nil && lc.cupedMS > 0 {
 		p.lc, p.kind, p.user = lc, kind, user
+	}
+	if lc != nil && lc.roundRobin {
+		p.rr = lc
 	}
 	tx.assigns = append(tx.assigns, p)
 }
 
-// flushAssignments inserts the queued assignments, counts an impression for
-// each row that is new, and answers the operations that asked: a user
-// stored meanwhile (a returning user the cache had forgotten, or the same
-// new user's request in the batch before) is answered the stored variant,
-// without an impression.
+// flushAssignments takes the round-robin steps of the queued assignments,
+// inserts them, counts an impression for each row that is new, and
+// answers the operations that asked: a user stored meanwhile (a returning
+// user the cache had forgotten, or the same new user's request in another
+// batch) is answered the stored variant, without an impression. It runs
+// at the commit, and before a metric is counted (countMetric).
 func (tx *Tx) flushAssignments() error {
 	if len(tx.assigns) == 0 {
 		return nil
+	}
+	if err := tx.roundRobin(); err != nil {
+		return err
 	}
 	if tx.db.dia.lockOrder {
 		tx.sortAssignments()
@@ -280,8 +320,16 @@ func (tx *Tx) flushAssignments() error {
 		} else if err := tx.queryRow(`SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, a.ref.campaign, a.ref.key).Scan(&vid); err != nil {
 			return err
 		}
-		for j, out := range a.outs {
-			out.variantID, out.recorded = vid, a.inserted && j == 0
+		a.answer(vid)
+	}
+	if len(tx.convs) > 0 {
+		if tx.wrote == nil {
+			tx.wrote = map[assignRef]int{}
+		}
+		for _, a := range tx.assigns {
+			if a.inserted {
+				tx.wrote[a.ref] = a.seq
+			}
 		}
 	}
 	tx.assigns = tx.assigns[:0]
@@ -289,6 +337,136 @@ func (tx *Tx) flushAssignments() error {
 		clear(byKey)
 	}
 	return nil
+}
+
+// answer answers the operations that asked for the assignment with the
+// variant vid, the first with the impression when the row went in.
+func (a *pendingAssign) answer(vid int64) {
+	for j, out := range a.outs {
+		out.variantID, out.recorded = vid, a.inserted && j == 0
+	}
+}
+
+// rrCampaign is a round-robin campaign with first assignments queued in
+// this commit, and the value its counter had.
+type rrCampaign struct {
+	id   int64
+	next int64
+}
+
+// roundRobin picks the variant of each queued round-robin assignment. The
+// counter is shared by every process on the database: its campaign's row
+// stays locked until the transaction ends, so a first assignment
+// elsewhere waits and takes the next value, never this one. Campaigns are
+// locked in ascending id, before any assignment key, as every commit
+// takes them. A user stored already (a returning user the cache forgot,
+// or the same new user's request committed by another process) takes no
+// value: they are answered what is stored, and their assignment leaves
+// the queue. The others take the counter's values in the order they were
+// queued, as if each had read and moved it in turn.
+func (tx *Tx) roundRobin() error {
+	rrs := tx.rrNext[:0]
+	for i := range tx.assigns {
+		if lc := tx.assigns[i].rr; lc != nil && !slices.ContainsFunc(rrs, func(c rrCampaign) bool { return c.id == lc.id }) {
+			rrs = append(rrs, rrCampaign{id: lc.id})
+		}
+	}
+	tx.rrNext = rrs
+	if len(rrs) == 0 {
+		return nil
+	}
+	slices.SortFunc(rrs, func(a, b rrCampaign) int { return cmp.Compare(a.id, b.id) })
+	stored := false
+	for k := range rrs {
+		c := &rrs[k]
+		if err := tx.queryRow(`SELECT rr_next FROM campaigns WHERE id = ?`+tx.db.dia.forUpdate, c.id).Scan(&c.next); err != nil {
+			return err
+		}
+		found, err := tx.storedAssignments(c.id)
+		if err != nil {
+			return err
+		}
+		// tx.assigns is in the order the assignments were queued: sorting
+		// comes after.
+		taken := int64(0)
+		for i := range tx.assigns {
+			a := &tx.assigns[i]
+			if a.rr == nil || a.rr.id != c.id {
+				continue
+			}
+			if vid, ok := found[a.ref.key]; ok {
+				a.answer(vid)
+				a.rr, stored = nil, true
+				a.outs = nil
+				continue
+			}
+			a.vid = a.rr.variants[(c.next+taken)%int64(len(a.rr.variants))].id
+			taken++
+		}
+		if taken > 0 {
+			if _, err := tx.exec(`UPDATE campaigns SET rr_next = rr_next + ? WHERE id = ?`, taken, c.id); err != nil {
+				return err
+			}
+		}
+	}
+	if stored {
+		tx.dropAnswered()
+	}
+	return nil
+}
+
+// storedAssignments returns the variants stored for the keys of the
+// campaign's queued round-robin assignments, by key.
+func (tx *Tx) storedAssignments(campaign int64) (map[string]int64, error) {
+	list := append(tx.runText[:0], '[')
+	for i := range tx.assigns {
+		if a := &tx.assigns[i]; a.rr != nil && a.rr.id == campaign {
+			if len(list) > 1 {
+				list = append(list, ',')
+			}
+			list = jsonjs.AppendQuote(list, a.ref.key)
+		}
+	}
+	list = append(list, ']')
+	tx.runText = list[:0]
+	rows, err := tx.query(`SELECT u.value, a.variant_id FROM `+tx.db.dia.jsonTexts+` JOIN assignments AS a
+		ON a.campaign_id = ? AND a.user_key = u.value`, string(list), campaign)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var found map[string]int64
+	for rows.Next() {
+		var key string
+		var vid int64
+		if err := rows.Scan(&key, &vid); err != nil {
+			return nil, err
+		}
+		if found == nil {
+			found = map[string]int64{}
+		}
+		found[key] = vid
+	}
+	return found, rows.Err()
+}
+
+// dropAnswered takes out of the queue the assignments roundRobin answered
+// from what was stored (outs emptied), and indexes the others again.
+func (tx *Tx) dropAnswered() {
+	kept := tx.assigns[:0]
+	for _, a := range tx.assigns {
+		if a.outs != nil {
+			kept = append(kept, a)
+		}
+	}
+	clear(tx.assigns[len(kept):])
+	tx.assigns = kept
+	for _, byKey := range tx.assignIdx {
+		clear(byKey)
+	}
+	for i, a := range tx.assigns {
+		tx.assignIdx[a.ref.campaign][a.ref.key] = i
+	}
 }
 
 // sortAssignments puts the queued assignments in (campaign, user key)

@@ -269,51 +269,18 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 			return nil
 		}
 	}
-	var idx int
-	var rr int64
-	if lc.roundRobin {
-		// The counter is shared by every process on the database: the row
-		// stays locked until this transaction ends, so a concurrent first
-		// request elsewhere waits and takes the next value, never this one.
-		if err := tx.queryRow(`SELECT rr_next FROM campaigns WHERE id = ?`+tx.db.dia.forUpdate, lc.id).Scan(&rr); err != nil {
-			return err
-		}
-		idx = int(rr % int64(len(lc.variants)))
-	} else if idx = assign.Pick(assign.Bucket(lc.id, user), lc.weights); idx < 0 {
-		idx = 0
-	}
-	vid := lc.variants[idx].id
+	var vid int64
 	if !lc.roundRobin {
-		// Written at the commit with the batch's other first assignments,
-		// which answers out (see flushAssignments). Round robin takes the
-		// campaign's counter in order, so it writes now.
-		tx.assignLater(ref, vid, out, lc, kind, user)
-		return nil
+		idx := assign.Pick(assign.Bucket(lc.id, user), lc.weights)
+		if idx < 0 {
+			idx = 0
+		}
+		vid = lc.variants[idx].id
 	}
-	// RETURNING yields a row only when the insert happened.
-	err := tx.queryRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id`, lc.id, key, vid, now).Scan(&vid)
-	if errors.Is(err, sql.ErrNoRows) {
-		// A returning user, or a concurrent first request won: answer
-		// what is stored.
-		return tx.queryRow(`SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, lc.id, key).Scan(&out.variantID)
-	} else if err != nil {
-		return err
-	}
-	if _, err := tx.exec(`UPDATE campaigns SET rr_next = rr_next + 1 WHERE id = ?`, lc.id); err != nil {
-		return err
-	}
-	// The covariate of the row that went in, as the batch's are counted
-	// (flushAssignments).
-	one := []pendingAssign{{ref: ref, vid: vid, inserted: true}}
-	if lc.cupedMS > 0 {
-		one[0].lc, one[0].kind, one[0].user = lc, kind, user
-	}
-	if err := tx.recordCovariates(one); err != nil {
-		return err
-	}
-	tx.countImpression(vid)
-	out.variantID, out.recorded = vid, true
+	// Written at the commit with the batch's other first assignments, which
+	// answers out (see flushAssignments). Round robin takes the campaign's
+	// counter there too, before any assignment's key is locked (roundRobin).
+	tx.assignLater(ref, vid, out, lc, kind, user)
 	return nil
 }
 
