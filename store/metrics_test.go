@@ -58,8 +58,8 @@ func metricCampaign(tb testing.TB, db *DB, app int64, metrics string) *Campaign 
 	ctx := context.Background()
 	vs := make([]VariantInput, 2)
 	for i := range vs {
-		name := fmt.Sprintf("Block %d", i)
-		cv, err := db.CreateContent(ctx, app, ContentInput{Name: &name})
+		name, published := fmt.Sprintf("Block %d", i), "published"
+		cv, err := db.CreateContent(ctx, app, ContentInput{Name: &name, Status: &published})
 		if err != nil {
 			tb.Fatal(err)
 		}
