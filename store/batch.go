@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // maxBatch bounds one group commit, so one transaction never holds the
@@ -43,9 +44,17 @@ type batcher struct {
 type batchReq struct {
 	op  func(tx *Tx) error
 	err chan error
+	// timer bounds the caller's wait by its context's deadline. It goes
+	// with the pooled request, so that waiting costs no allocation: a
+	// context's own Done channel and timer would cost two per event.
+	timer *time.Timer
 }
 
-var reqPool = sync.Pool{New: func() any { return &batchReq{err: make(chan error, 1)} }}
+var reqPool = sync.Pool{New: func() any {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &batchReq{err: make(chan error, 1), timer: t}
+}}
 
 // errClosed answers writes that arrive during shutdown.
 var errClosed = errors.New("store: closed")
@@ -80,15 +89,24 @@ func (b *batcher) do(ctx context.Context, op func(tx *Tx) error) error {
 	// Only a deadline ends the wait early: a request's context is never
 	// cancelled by the client going away (handlers.request), and a queued
 	// write is answered whatever becomes of its caller.
-	select {
-	case err := <-r.err:
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		err := <-r.err
 		r.op = nil
 		reqPool.Put(r)
 		return err
-	case <-ctx.Done():
+	}
+	r.timer.Reset(time.Until(deadline))
+	select {
+	case err := <-r.err:
+		r.timer.Stop()
+		r.op = nil
+		reqPool.Put(r)
+		return err
+	case <-r.timer.C:
 		// r is still the batcher's, which answers into its buffered
 		// channel later: it is left to the garbage collector, not reused.
-		return ctx.Err()
+		return context.DeadlineExceeded
 	}
 }
 
