@@ -44,9 +44,12 @@ type campaignForm struct {
 	// means no namespace.
 	NSID, NSStart, NSEnd string
 	Cuped                string
-	Control              int
-	Variants             []variantRow
-	endUnchanged         string // the stored endDate, to send it only when changed
+	// Secondary and Guardrails are the ids of the metrics picked in each
+	// role, as the form posts them.
+	Secondary, Guardrails []string
+	Control               int
+	Variants              []variantRow
+	endUnchanged          string // the stored endDate, to send it only when changed
 }
 
 type variantRow struct {
@@ -78,6 +81,12 @@ func formFromCampaign(c *store.Campaign) campaignForm {
 		f.NSID, f.NSStart, f.NSEnd = ns.ID, strconv.FormatFloat(ns.Range[0], 'f', -1, 64), strconv.FormatFloat(ns.Range[1], 'f', -1, 64)
 	}
 	f.Cuped = strconv.Itoa(c.CupedLookbackDays)
+	for _, id := range c.Metrics.Secondary {
+		f.Secondary = append(f.Secondary, strconv.FormatInt(id, 10))
+	}
+	for _, id := range c.Metrics.Guardrails {
+		f.Guardrails = append(f.Guardrails, strconv.FormatInt(id, 10))
+	}
 	if c.GoalEventID != nil {
 		f.Goal = *c.GoalEventID
 	}
@@ -102,6 +111,7 @@ func readCampaignForm(r *req) campaignForm {
 		NSID: p.Get("namespaceId"), NSStart: strings.TrimSpace(p.Get("namespaceStart")), NSEnd: strings.TrimSpace(p.Get("namespaceEnd")),
 		Cuped: strings.TrimSpace(p.Get("cupedLookbackDays"))}
 	f.Control, _ = strconv.Atoi(p.Get("control"))
+	f.Secondary, f.Guardrails = p["metrics.secondary"], p["metrics.guardrails"]
 	for i := 0; i < store.MaxVariants; i++ {
 		vp := fmt.Sprintf("variants[%d]", i)
 		if _, ok := p[vp+".contentViewId"]; !ok {
@@ -120,7 +130,7 @@ func editable(status string) map[string]bool {
 	case "", store.CampaignDraft:
 		return map[string]bool{"name": true, "description": true, "startDate": true, "endDate": true, "timezone": true,
 			"goalEventId": true, "audienceId": true, "assignmentType": true, "statsEngine": true, "variants": true,
-			"namespace": true, "cupedLookbackDays": true, "key": true}
+			"namespace": true, "cupedLookbackDays": true, "key": true, "metrics": true}
 	case store.CampaignActive, store.CampaignPaused:
 		return map[string]bool{"name": true, "description": true, "endDate": true}
 	}
@@ -211,6 +221,22 @@ func (f *campaignForm) input(status string, errs map[string]string) store.Campai
 			in.CupedLookbackDays = json.RawMessage(f.Cuped)
 		}
 	}
+	if can["metrics"] {
+		// The ids go to the store as numbers whatever they are, so that
+		// its refusal (no such metric in this app) lands beside the picker.
+		ids := func(role string, list []string) []json.RawMessage {
+			out := []json.RawMessage{}
+			for i, s := range list {
+				if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+					errs[fmt.Sprintf("metrics.%s[%d]", role, i)] = "must be a metric of this app"
+					continue
+				}
+				out = append(out, json.RawMessage(s))
+			}
+			return out
+		}
+		in.Metrics, _ = json.Marshal(map[string][]json.RawMessage{"secondary": ids("secondary", f.Secondary), "guardrails": ids("guardrails", f.Guardrails)})
+	}
 	if can["variants"] {
 		vs := make([]store.VariantInput, len(f.Variants))
 		for i, row := range f.Variants {
@@ -295,7 +321,10 @@ type campaignEditData struct {
 	// Namespaces are the app's namespaces, to pick one and see what is
 	// free in it.
 	Namespaces []store.NamespaceUsage
-	Dirty      bool
+	// Metrics are the app's metrics, to pick secondary metrics and
+	// guardrails from.
+	Metrics []*store.Metric
+	Dirty   bool
 	// Blocked are the variants whose block keeps the campaign from
 	// starting or resuming, said before the button is pressed.
 	Blocked []blockedVariant
@@ -334,6 +363,43 @@ func (d *campaignEditData) StartLabel() string {
 // Blocks reports whether a move to to is one the block problems refuse.
 func (d *campaignEditData) Blocks(to string) bool {
 	return to == store.CampaignActive && len(d.Blocked) > 0
+}
+
+// Picked reports whether the form has metric id in role (secondary or
+// guardrails).
+func (d *campaignEditData) Picked(role string, id int64) bool {
+	list := d.F.Secondary
+	if role == "guardrails" {
+		list = d.F.Guardrails
+	}
+	return slices.Contains(list, strconv.FormatInt(id, 10))
+}
+
+// chosenMetric is a metric the campaign uses, for the read-only list.
+type chosenMetric struct {
+	Role   string
+	ID     string
+	Metric *store.Metric // nil when it is not among the app's metrics
+}
+
+// Chosen lists the form's metrics, secondary ones first, in order.
+func (d *campaignEditData) Chosen() []chosenMetric {
+	var out []chosenMetric
+	for _, r := range []struct {
+		role string
+		ids  []string
+	}{{store.RoleSecondary, d.F.Secondary}, {store.RoleGuardrail, d.F.Guardrails}} {
+		for _, id := range r.ids {
+			c := chosenMetric{Role: r.role, ID: id}
+			for _, m := range d.Metrics {
+				if strconv.FormatInt(m.ID, 10) == id {
+					c.Metric = m
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // engineChoice is one statistics engine the editor offers, with the line
@@ -438,6 +504,18 @@ func (d *Dashboard) campaignView(r *req, c *store.Campaign, f campaignForm) (*vi
 		}
 	}
 	data.Audiences = auds
+	// Every metric of the app: a campaign may use any of them, and one it
+	// uses must be found to show its name.
+	for page := 1; page <= 10; page++ {
+		list, p, err := d.DB.FindMetrics(r.Context(), r.App.ID, store.ListOptions{Limit: 100, Page: page})
+		if err != nil {
+			return nil, err
+		}
+		data.Metrics = append(data.Metrics, list...)
+		if !p.HasMore {
+			break
+		}
+	}
 	v.Data = data
 	return v, nil
 }
@@ -499,6 +577,7 @@ func (d *Dashboard) saveCampaign(w http.ResponseWriter, r *req, c *store.Campaig
 			f.Assignment, f.Timezone, f.Start, f.Engine = stored.Assignment, stored.Timezone, stored.Start, stored.Engine
 			f.NSID, f.NSStart, f.NSEnd, f.Cuped = stored.NSID, stored.NSStart, stored.NSEnd, stored.Cuped
 			f.Key = stored.Key
+			f.Secondary, f.Guardrails = stored.Secondary, stored.Guardrails
 		}
 	}
 	action := r.PostFormValue("action")

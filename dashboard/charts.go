@@ -360,3 +360,95 @@ func dailyChart(days []string, series []barSeries, sz chartSize) string {
 	b.WriteString("</svg>\n")
 	return b.String()
 }
+
+// diffBar is one treatment of a metric's difference chart: its difference
+// from the control with the 95% interval, in the metric's units.
+type diffBar struct {
+	Name, Colour, Label string
+	D, Lo, Hi           float64
+	HasD, HasInterval   bool
+	Regressed           bool
+}
+
+// diffChart draws each treatment's difference from the control as its 95%
+// interval, a bar around a mark at the difference, on an axis centred on
+// 0; the side where the metric gets worse is shaded. Values are
+// multiplied by scale (100 draws a conversion metric in points).
+func diffChart(metric string, bars []diffBar, scale float64, direction string, s chartSize) string {
+	left, right, top, row := 150, 150, 24, 34
+	if s.NamesAbove {
+		left, right, top, row = 14, 14, 8, 26+int(s.Font)
+	}
+	h := top + row*max(len(bars), 1) + 28
+	var b strings.Builder
+	svgOpen(&b, s, h, metric+": difference from the control with 95% interval")
+	m := 0.0
+	for _, r := range bars {
+		if r.HasD {
+			m = math.Max(m, math.Abs(r.D*scale))
+		}
+		if r.HasInterval {
+			m = math.Max(m, math.Max(math.Abs(r.Lo*scale), math.Abs(r.Hi*scale)))
+		}
+	}
+	m = niceCeil(m)
+	w := float64(s.W - left - right)
+	x := func(v float64) float64 {
+		return float64(left) + w*(math.Min(math.Max(v*scale, -m), m)+m)/(2*m)
+	}
+	base := top + row*max(len(bars), 1)
+	// The harmful side: below 0 for a metric that should increase.
+	hx, hw := float64(left), w/2
+	if direction == "decrease" {
+		hx = float64(left) + w/2
+	}
+	fmt.Fprintf(&b, `<rect x="%s" y="%d" width="%s" height="%d" fill="#fef2f2"><title>worse than the control</title></rect>`+"\n", num(hx), top-6, num(hw), base-top+6)
+	for i := 0; i <= 4; i++ {
+		v := -m + m*float64(i)/2
+		xv := float64(left) + w*float64(i)/4
+		stroke := inkGrid
+		if i == 2 {
+			stroke = inkMuted
+		}
+		fmt.Fprintf(&b, `<line x1="%s" y1="%d" x2="%s" y2="%d" stroke="%s"/>`+"\n", num(xv), top-6, num(xv), base, stroke)
+		label := tickLabel(math.Abs(v), "")
+		if v < 0 {
+			label = "−" + label
+		} else if v > 0 {
+			label = "+" + label
+		}
+		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle" fill="%s">%s</text>`+"\n", num(xv), base+16, inkMuted, label)
+	}
+	for i, r := range bars {
+		y := top + row*i
+		label := r.Label
+		if !r.HasD {
+			label = "too few users"
+		}
+		if r.Regressed {
+			label += " · regressed"
+		}
+		ink := "#0f172a"
+		if r.Regressed {
+			ink = "#b91c1c"
+		}
+		if s.NamesAbove {
+			lw := s.charW() * float64(len([]rune(label)))
+			fmt.Fprintf(&b, `<text x="%d" y="%s" fill="#0f172a">%s</text>`+"\n", left, num(float64(y)+s.Font), html.EscapeString(s.fit(r.Name, float64(s.W-left-right)-lw-8)))
+			fmt.Fprintf(&b, `<text x="%d" y="%s" text-anchor="end" fill="%s">%s</text>`+"\n", s.W-right, num(float64(y)+s.Font), ink, html.EscapeString(label))
+			y += int(s.Font) + 4
+		} else {
+			fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#0f172a">%s</text>`+"\n", left-10, y+15, html.EscapeString(s.fit(r.Name, float64(left-14))))
+			fmt.Fprintf(&b, `<text x="%d" y="%d" fill="%s">%s</text>`+"\n", s.W-right+8, y+15, ink, html.EscapeString(s.fit(label, float64(right-8))))
+		}
+		if r.HasInterval {
+			lo, hi := x(r.Lo), x(r.Hi)
+			fmt.Fprintf(&b, `<rect x="%s" y="%d" width="%s" height="14" rx="2" fill="%s" fill-opacity="0.35" stroke="%s"/>`+"\n", num(lo), y+4, num(math.Max(hi-lo, 1)), r.Colour, r.Colour)
+		}
+		if r.HasD {
+			fmt.Fprintf(&b, `<rect x="%s" y="%d" width="3" height="20" fill="%s"/>`+"\n", num(x(r.D)-1.5), y+1, ink)
+		}
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}

@@ -210,6 +210,16 @@ func (d *Dashboard) register() *http.ServeMux {
 	add("POST /apps/{app}/audiences/{id}/recount", Editor, d.handleAudienceRecount)
 	add("POST /apps/{app}/audiences/{id}/status", Editor, d.handleAudienceStatus)
 
+	// Metrics: the app's library of what campaigns measure beside their
+	// goal, and which campaigns use each.
+	add("GET /apps/{app}/metrics", Viewer, d.handleMetricList)
+	add("GET /apps/{app}/metrics/new", Editor, d.handleMetricNew)
+	add("POST /apps/{app}/metrics", Editor, d.handleMetricCreate)
+	add("GET /apps/{app}/metrics/{id}", Viewer, d.handleMetric)
+	add("POST /apps/{app}/metrics/{id}", Editor, d.handleMetricSave)
+	add("GET /apps/{app}/metrics/{id}/delete", Editor, d.handleMetricDeleteConfirm)
+	add("POST /apps/{app}/metrics/{id}/delete", Editor, d.handleMetricDelete)
+
 	// Events: the explorer and one user's timeline.
 	add("GET /apps/{app}/events", Viewer, d.handleEvents)
 	add("GET /apps/{app}/users", Viewer, d.handleUser)
@@ -261,6 +271,7 @@ var sections = []section{
 	{"campaigns", "Campaigns", "/campaigns", Viewer},
 	{"content", "Content blocks", "/content", Viewer},
 	{"audiences", "Audiences", "/audiences", Viewer},
+	{"metrics", "Metrics", "/metrics", Viewer},
 	{"events", "Events", "/events", Viewer},
 	{"webhooks", "Webhooks", "/webhooks", Viewer},
 	{"activity", "Activity", "/activity", Viewer},
@@ -640,6 +651,9 @@ var notices = map[string]string{
 	"audience_recounted": "Recounted.",
 	"audience_active":    "Unarchived: campaigns may target it again.",
 	"audience_archived":  "Archived: new campaigns cannot target it.",
+	"metric_created":     "Metric created. Campaigns may now use it as a secondary metric or a guardrail.",
+	"metric_saved":       "Metric saved.",
+	"metric_deleted":     "Metric deleted.",
 	"settings_saved":     "Settings saved.",
 	"member_saved":       "Role changed: it applies from the member's next request.",
 	"member_removed":     "Member removed: they see nothing of this app from their next request.",

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"service/store"
 )
@@ -221,6 +222,20 @@ func TestEveryPageEscapes(t *testing.T) {
 		fmt.Sprintf("%s/webhooks/%d/delete", base, hook.ID)}
 	keys, _ := e.db.FindKeys(e.ctx, app.ID)
 	pages = append(pages, fmt.Sprintf("%s/settings/keys/%d/revoke", base, keys[0].ID))
+	// A metric named hostile, with a hostile event and property, used by a
+	// campaign named hostile: its pages, the editor's picker and the
+	// results' table and chart.
+	hj, _ := json.Marshal(hostile)
+	m := e.metric(app.ID, fmt.Sprintf(`{"key":"m","name":%s,"description":%s,"type":"sum","eventId":%s,"property":%s}`, hj, hj, hj, hj))
+	vs := []store.VariantInput{{ContentViewID: &c.ID}, {ContentViewID: &c.ID}}
+	mj, _ := json.Marshal(map[string][]int64{"guardrails": {m.ID}})
+	end, _ := json.Marshal(e.now.Add(24 * time.Hour))
+	camp, err := e.db.CreateCampaign(e.ctx, app.ID, 0, store.CampaignInput{Name: ptr(hostile), Variants: &vs, EndDate: end, Metrics: mj})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages = append(pages, base+"/metrics", fmt.Sprintf("%s/metrics/%d", base, m.ID), fmt.Sprintf("%s/metrics/%d/delete", base, m.ID),
+		fmt.Sprintf("%s/campaigns/%d", base, camp.ID), fmt.Sprintf("%s/campaigns/%d/results", base, camp.ID))
 	for _, path := range pages {
 		p := b.get(path)
 		wantStatus(t, p, http.StatusOK)

@@ -61,6 +61,11 @@ type resultsData struct {
 	Bayes bayesVerdict
 	// The charts, drawn by charts.go, which escapes every text it draws.
 	RateSVG, CumulativeSVG, DailySVG template.HTML
+	// Metrics are the campaign's secondary metrics and guardrails, each
+	// with its table and its chart of differences; Regressed are the
+	// guardrail treatments whose regression the banner names.
+	Metrics   []metricSection
+	Regressed []regression
 	// Extra holds analyses the store adds beyond the fields this page lays
 	// out, shown as they come until the page learns them.
 	Extra []kv
@@ -124,7 +129,7 @@ type known map[string]known
 
 var knownAnalytics = known{"campaignId": nil, "status": nil, "totalImpressions": nil, "totalConversions": nil,
 	"averageConversionRate": nil, "statisticalSignificance": nil, "pValue": nil, "confidenceLevel": nil,
-	"winningVariantId": nil, "winningVariant": nil, "sampleRatioMismatch": nil, "sufficientData": nil, "statsEngine": nil, "cuped": nil,
+	"winningVariantId": nil, "winningVariant": nil, "metrics": nil, "sampleRatioMismatch": nil, "sufficientData": nil, "statsEngine": nil, "cuped": nil,
 	"variants": known{"variantId": nil, "variantName": nil, "isControl": nil, "trafficAllocation": nil, "impressions": nil,
 		"conversions": nil, "conversionRate": nil, "uplift": nil, "pValue": nil, "confidenceInterval": nil, "lowerBound": nil,
 		"upperBound": nil, "cuped": nil,
@@ -238,6 +243,7 @@ func (d *Dashboard) results(r *req) (*resultsData, error) {
 			data.Shortfall = append(data.Shortfall, need)
 		}
 	}
+	data.Metrics, data.Regressed = metricSections(a)
 	data.RateSVG = template.HTML(bothSizes(func(s chartSize) string { return rateChart(bars, s) }))
 	lines, daily := seriesCharts(series)
 	data.CumulativeSVG = template.HTML(bothSizes(func(s chartSize) string { return cumulativeChart(series.Days, lines, s) }))
@@ -511,4 +517,113 @@ func thousands(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// metricSection is one metric of the results page: its table and its
+// chart of each treatment's difference from the control.
+type metricSection struct {
+	store.MetricResult
+	Rows  []metricResultRow
+	Chart template.HTML
+}
+
+// metricResultRow is a variant's line of a metric's table.
+type metricResultRow struct {
+	store.MetricVariantResult
+	Name    string
+	Colour  string
+	Control bool
+}
+
+// regression is a guardrail that a treatment made worse.
+type regression struct {
+	Metric, Variant string
+	MetricID        int64
+	Difference      string
+}
+
+// metricSections lays out the analytics' metrics, and the regressed
+// guardrails for the banner.
+func metricSections(a *store.Analytics) ([]metricSection, []regression) {
+	names := map[int64]string{}
+	index := map[int64]int{}
+	control := map[int64]bool{}
+	for i, v := range a.Variants {
+		names[v.VariantID], index[v.VariantID], control[v.VariantID] = v.VariantName, i, v.IsControl
+	}
+	var out []metricSection
+	var regs []regression
+	for _, m := range a.Metrics {
+		sec := metricSection{MetricResult: m}
+		var bars []diffBar
+		for _, v := range m.Variants {
+			sec.Rows = append(sec.Rows, metricResultRow{MetricVariantResult: v, Name: names[v.VariantID], Colour: colour(index[v.VariantID]), Control: control[v.VariantID]})
+			if control[v.VariantID] {
+				continue
+			}
+			bar := diffBar{Name: names[v.VariantID], Colour: colour(index[v.VariantID]), Regressed: v.Regressed}
+			if v.Difference != nil {
+				bar.D, bar.HasD = *v.Difference, true
+			}
+			if v.DifferenceInterval != nil && len(*v.DifferenceInterval) == 2 {
+				bar.Lo, bar.Hi, bar.HasInterval = (*v.DifferenceInterval)[0], (*v.DifferenceInterval)[1], true
+			}
+			bar.Label = metricDiff(m.Type, v.Difference)
+			bars = append(bars, bar)
+			if v.Regressed {
+				regs = append(regs, regression{Metric: m.Name, MetricID: m.MetricID, Variant: names[v.VariantID], Difference: metricDiff(m.Type, v.Difference)})
+			}
+		}
+		scale := 1.0
+		if m.Type == store.MetricConversion {
+			scale = 100 // drawn in points, as the table shows it
+		}
+		sec.Chart = template.HTML(bothSizes(func(s chartSize) string { return diffChart(m.Name, bars, scale, m.Direction, s) }))
+		out = append(out, sec)
+	}
+	return out, regs
+}
+
+// metricValue formats a mean in the metric's units: a share of users for
+// a conversion metric, a number per user otherwise.
+func metricValue(typ string, p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	if typ == store.MetricConversion {
+		return fmt.Sprintf("%.2f%%", *p*100)
+	}
+	return plainNum(*p)
+}
+
+// metricDiff formats a difference of means: percentage points for a
+// conversion metric, the metric's own units otherwise.
+func metricDiff(typ string, p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	if typ == store.MetricConversion {
+		return signedPts(*p*100) + " pts"
+	}
+	s := plainNum(*p)
+	if *p >= 0 {
+		s = "+" + s
+	}
+	return s
+}
+
+// plainNum shows a figure to about four significant digits, without an
+// exponent.
+func plainNum(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1000:
+		return thousands(int64(math.Round(v)))
+	case a >= 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case a >= 1:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case a == 0:
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

@@ -76,6 +76,7 @@ func (w *roleWorld) ids() map[string]int64 {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	metric := e.metric(a, fmt.Sprintf(`{"key":"m%d","name":"M","type":"count","eventId":"click"}`, w.n))
 	hook := e.webhook(a, "https://a.example/hook")
 	d, err := e.db.SendTestDelivery(e.ctx, a, hook.ID)
 	if err != nil {
@@ -94,7 +95,7 @@ func (w *roleWorld) ids() map[string]int64 {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return map[string]int64{"campaigns": c.ID, "content": blocks[0].ID, "audiences": aud.ID, "webhooks": hook.ID,
+	return map[string]int64{"campaigns": c.ID, "content": blocks[0].ID, "audiences": aud.ID, "metrics": metric.ID, "webhooks": hook.ID,
 		"delivery": d.ID, "keys": key.ID, "members": member.ID, "invitations": inv.ID, "users": w.user(0, "").ID,
 		"instanceKeys": instanceKey.ID}
 }
@@ -273,6 +274,14 @@ var policy = map[string]dashboard.Access{
 	"GET /apps/{app}/audiences/{id}/check":    dashboard.Viewer,
 	"POST /apps/{app}/audiences/{id}/recount": dashboard.Editor,
 	"POST /apps/{app}/audiences/{id}/status":  dashboard.Editor,
+
+	"GET /apps/{app}/metrics":              dashboard.Viewer,
+	"GET /apps/{app}/metrics/new":          dashboard.Editor,
+	"POST /apps/{app}/metrics":             dashboard.Editor,
+	"GET /apps/{app}/metrics/{id}":         dashboard.Viewer,
+	"POST /apps/{app}/metrics/{id}":        dashboard.Editor,
+	"GET /apps/{app}/metrics/{id}/delete":  dashboard.Editor,
+	"POST /apps/{app}/metrics/{id}/delete": dashboard.Editor,
 
 	"GET /apps/{app}/events":   dashboard.Viewer,
 	"GET /apps/{app}/users":    dashboard.Viewer,
