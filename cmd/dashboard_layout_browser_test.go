@@ -360,10 +360,38 @@ func TestDashboardLayoutInBrowser(t *testing.T) {
 		api("POST", "/apps-external/"+app+"/submit-form", map[string]any{"contentViewId": blocks[2], "data": map[string]any{"email": email},
 			"userId": fmt.Sprintf("demo-%d", 298+i), "sessionId": "sess-checkout-7f3a", "environment": "production"})
 	}
-	// A draft with three variants, whose editor shows the variant table's
-	// inputs, and an audience with an attribute rule and a timed event rule.
+	// Metrics, and a campaign that runs with one as a secondary metric and
+	// one as a guardrail: every other user of the treatment logs an error,
+	// one in ten of the control's, so the guardrail regresses.
+	revenue := api("POST", "/apps/"+app+"/metrics", map[string]any{"key": "revenue", "name": "Revenue per user from orders placed after the first visit",
+		"type": "sum", "eventId": "purchase", "property": "total", "cap": 1000, "windowHours": 168, "description": "Order totals in EUR, capped so one large order cannot decide a test"})
+	errorsMetric := api("POST", "/apps/"+app+"/metrics", map[string]any{"key": "checkout_errors", "name": "Checkout errors",
+		"type": "count", "eventId": "checkout_error", "direction": "decrease"})
+	metricIDs := map[string]any{"secondary": []any{revenue["id"]}, "guardrails": []any{errorsMetric["id"]}}
+	measured := api("POST", "/apps/"+app+"/campaigns", map[string]any{"name": "Express checkout for returning customers", "goalEventId": "purchase",
+		"endDate": time.Now().Add(30 * 24 * time.Hour).UTC().Format(time.RFC3339), "metrics": metricIDs,
+		"variants": []map[string]any{{"name": "Control", "contentViewId": blocks[0], "isControl": true}, {"name": "Express checkout", "contentViewId": blocks[1]}}})
+	measuredID := int64(measured["id"].(float64))
+	api("PATCH", fmt.Sprintf("/campaigns/%d/status", measuredID), map[string]any{"status": "active"})
+	measuredControl := measured["variants"].([]any)[0].(map[string]any)["id"].(float64)
+	var measuredEvents []map[string]any
+	for i := 1; i <= 160; i++ {
+		user := fmt.Sprintf("express-%d", i)
+		ans := api("POST", fmt.Sprintf("/apps-external/%s/campaigns/%d/variant", app, measuredID), map[string]any{"userId": user})
+		if control := ans["variantId"].(float64) == measuredControl; control && i%10 == 0 || !control && i%2 == 0 {
+			measuredEvents = append(measuredEvents, map[string]any{"eventId": "checkout_error", "userId": user})
+		}
+		if i%4 == 0 {
+			measuredEvents = append(measuredEvents, map[string]any{"eventId": "purchase", "userId": user, "metadata": map[string]any{"total": 20 + i%7}})
+		}
+	}
+	if ans := api("POST", "/apps/"+app+"/events/batch", map[string]any{"events": measuredEvents}); ans["rejected"].(float64) != 0 {
+		t.Fatalf("events refused: %v", ans)
+	}
+	// A draft with three variants and metrics, whose editor shows the
+	// variant table's inputs and the metrics' picker, and an audience with an attribute rule and a timed event rule.
 	draft := api("POST", "/apps/"+app+"/campaigns", map[string]any{"name": "Checkout button wording for returning customers",
-		"goalEventId": "purchase", "variants": []map[string]any{
+		"goalEventId": "purchase", "metrics": metricIDs, "variants": []map[string]any{
 			{"name": "Control", "contentViewId": blocks[0], "isControl": true},
 			{"name": "Free shipping banner", "contentViewId": blocks[1]},
 			{"name": "Newsletter sign-up", "contentViewId": blocks[2]}}})
@@ -590,6 +618,19 @@ func TestDashboardLayoutInBrowser(t *testing.T) {
 	check("campaign-active", fmt.Sprintf("%s/campaigns/%d", a, campaignID), `form.campaign-form`)
 	check("campaign-draft", fmt.Sprintf("%s/campaigns/%v", a, draft["id"]), `form.campaign-form`, variantFields(3))
 	check("campaign-results", fmt.Sprintf("%s/campaigns/%d/results", a, campaignID), `#results`, chartText)
+	check("campaign-metrics", fmt.Sprintf("%s/campaigns/%d/results", a, measuredID), `.metric-result`, chartText, func(w width) {
+		t.Helper()
+		if got := read(chromedp.Text(chromedp.CSS(`#guardrails`))); !strings.Contains(got, "Checkout errors: Express checkout (+") {
+			t.Errorf("guardrail banner at %d px: %q", w.px, got)
+		}
+		// Each metric shows one drawing of its difference chart, the one
+		// that fits; chartText has measured its text.
+		var shown int
+		readJSON(`JSON.stringify(Array.prototype.filter.call(document.querySelectorAll(".metric-result svg.chart"), function (s) { var r = s.getBoundingClientRect(); return r.width > 0 && r.height > 0; }).length)`, &shown)
+		if shown != 2 {
+			t.Errorf("metric charts shown at %d px: %d, want 2", w.px, shown)
+		}
+	})
 	check("campaign-preview", fmt.Sprintf("%s/campaigns/%d/preview", a, campaignID), `.preview-grid`)
 	check("content", a+"/content", `main table`)
 	check("content-new", a+"/content/new", `#editor`)
@@ -600,6 +641,8 @@ func TestDashboardLayoutInBrowser(t *testing.T) {
 	check("audience-new", a+"/audiences/new", `input[name="rules[0].field"]`)
 	check("audience-edit", fmt.Sprintf("%s/audiences/%v", a, aud["id"]), `input[name="rules[1].eventId"]`)
 	check("audience-check", fmt.Sprintf("%s/audiences/%d/check?userId=demo-300", a, audienceID), `#check-result`)
+	check("metrics", a+"/metrics", `#metrics`)
+	check("metric-in-use", fmt.Sprintf("%s/metrics/%v", a, revenue["id"]), `#frozen`)
 	check("events", a+"/events", `#event-counts`)
 	check("events-user", a+"/events?userId=demo-300", `#events`)
 	check("user", a+"/users?userId=demo-300", `#assignments`)
