@@ -232,9 +232,15 @@ func auditChanges(before, after any) (map[string]Change, error) {
 		}
 		out[k] = c
 	}
-	if after == nil {
-		for k, bv := range b {
-			out[k] = Change{Before: loggable(k, bv)}
+	// A field that a snapshot leaves out at its default (omitempty) and
+	// that went back to it is a change too: it is logged with after null.
+	for k, bv := range b {
+		if _, has := a[k]; !has {
+			c := Change{Before: loggable(k, bv)}
+			if after != nil {
+				c.After = json.RawMessage("null")
+			}
+			out[k] = c
 		}
 	}
 	return out, nil

@@ -40,6 +40,8 @@ type CampaignInput struct {
 	// Metrics is raw so that its shape is checked field by field, and an
 	// explicit null (no metrics) differs from leaving it out.
 	Metrics json.RawMessage `json:"metrics"`
+	// GuardrailAction: GuardrailAlert or GuardrailPause.
+	GuardrailAction *string `json:"guardrailAction"`
 }
 
 // VariantInput is one variant of a create or a draft's update.
@@ -103,6 +105,7 @@ type campaignEdit struct {
 	cuped             *int
 	metrics           CampaignMetrics
 	setMetrics        bool
+	guardrailAction   *string
 }
 
 // MaxNamespaceIDLen bounds a namespace id.
@@ -239,6 +242,13 @@ func (in *CampaignInput) validate(create bool, tz string, fe FieldErrors) *campa
 		} else {
 			days := int(d)
 			ed.cuped = &days
+		}
+	}
+	if in.GuardrailAction != nil {
+		if *in.GuardrailAction != GuardrailAlert && *in.GuardrailAction != GuardrailPause {
+			fe.Add("guardrailAction", "must be alert or pause")
+		} else {
+			ed.guardrailAction = in.GuardrailAction
 		}
 	}
 	if len(in.Metrics) > 0 {
@@ -459,6 +469,8 @@ func refusedField(status string, ed *campaignEdit) string {
 		// The metrics are analysis settings like the goal: picking them
 		// after seeing the data would let anyone pick a winner.
 		{"metrics", ed.setMetrics},
+		// Set with the guardrails, before anyone has seen them regress.
+		{"guardrailAction", ed.guardrailAction != nil},
 		{"startDate", ed.setStart},
 		{"endDate", ed.setEnd && status != CampaignActive && status != CampaignPaused},
 		{"timezone", ed.timezone != nil},

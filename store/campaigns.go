@@ -26,6 +26,13 @@ const (
 	AssignRoundRobin = "round_robin"
 )
 
+// Guardrail actions: what a regressed guardrail does besides the
+// campaign.guardrail_regressed webhook.
+const (
+	GuardrailAlert = "alert"
+	GuardrailPause = "pause"
+)
+
 // CampaignMetrics are the metrics a campaign reports beside its goal:
 // secondary metrics that explain a result, and guardrails that must not
 // get worse. Each list is in the order given.
@@ -65,12 +72,15 @@ type Campaign struct {
 	CupedLookbackDays int `json:"cupedLookbackDays"`
 	// Metrics are the secondary metrics and guardrails; the goal stays
 	// the primary metric and decides the winner.
-	Metrics   CampaignMetrics `json:"metrics"`
-	Variants  []*Variant      `json:"variants"`
-	Analytics *Totals         `json:"analytics,omitempty"`
-	CreatedBy *int64          `json:"createdBy"`
-	CreatedAt Time            `json:"createdAt"`
-	UpdatedAt Time            `json:"updatedAt"`
+	Metrics CampaignMetrics `json:"metrics"`
+	// GuardrailAction is what a guardrail's regression does besides its
+	// webhook: GuardrailAlert, or GuardrailPause, which pauses the campaign.
+	GuardrailAction string     `json:"guardrailAction"`
+	Variants        []*Variant `json:"variants"`
+	Analytics       *Totals    `json:"analytics,omitempty"`
+	CreatedBy       *int64     `json:"createdBy"`
+	CreatedAt       Time       `json:"createdAt"`
+	UpdatedAt       Time       `json:"updatedAt"`
 
 	archivedFrom string
 }
@@ -153,6 +163,10 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 		if ed.cuped != nil {
 			cuped = *ed.cuped
 		}
+		guardrailAction := GuardrailAlert
+		if ed.guardrailAction != nil {
+			guardrailAction = *ed.guardrailAction
+		}
 		// A draft may plan a range that a running campaign holds: it only
 		// cannot start while the range is held (see move).
 		nsID, nsStart, nsEnd := namespaceArgs(ed.namespace)
@@ -168,10 +182,10 @@ func (db *DB) CreateCampaign(ctx context.Context, appID int64, createdBy int64, 
 			return err
 		}
 		newID, err := tx.insertID(`INSERT INTO campaigns (app_id, name, key, description, status, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine,
-				namespace_id, namespace_start, namespace_end, cuped_lookback_days, created_by, created_at, updated_at)
-			VALUES (?, ?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				namespace_id, namespace_start, namespace_end, cuped_lookback_days, guardrail_action, created_by, created_at, updated_at)
+			VALUES (?, ?, ?, ?, 'draft', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			appID, *ed.name, key, desc, msPtr(ed.start), msPtr(ed.end), tz, ed.goal, ed.audience, assignment, engine,
-			nsID, nsStart, nsEnd, cuped, nullID(createdBy), ms(tx.now), ms(tx.now))
+			nsID, nsStart, nsEnd, cuped, guardrailAction, nullID(createdBy), ms(tx.now), ms(tx.now))
 		if err != nil {
 			return err
 		}
@@ -258,7 +272,7 @@ func (tx *Tx) insertVariants(campaignID int64, vs []VariantInput) error {
 }
 
 const campaignColumns = `id, app_id, name, key, description, status, archived_from, start_at, end_at, timezone, goal_event_id, audience_id, assignment_type, stats_engine,
-	namespace_id, namespace_start, namespace_end, cuped_lookback_days, created_by, created_at, updated_at`
+	namespace_id, namespace_start, namespace_end, cuped_lookback_days, guardrail_action, created_by, created_at, updated_at`
 
 // namespaceArgs are the column values of a namespace, NULL for none.
 func namespaceArgs(ns *Namespace) (id, start, end any) {
@@ -283,7 +297,7 @@ func scanCampaign(row scanner) (*Campaign, error) {
 	var start, end, audience, createdBy sql.NullInt64
 	var created, updated int64
 	if err := row.Scan(&c.ID, &c.AppID, &c.Name, &key, &c.Description, &c.Status, &archivedFrom, &start, &end, &c.Timezone,
-		&goal, &audience, &c.AssignmentType, &c.StatsEngine, &nsID, &nsStart, &nsEnd, &c.CupedLookbackDays, &createdBy, &created, &updated); err != nil {
+		&goal, &audience, &c.AssignmentType, &c.StatsEngine, &nsID, &nsStart, &nsEnd, &c.CupedLookbackDays, &c.GuardrailAction, &createdBy, &created, &updated); err != nil {
 		return nil, err
 	}
 	c.Key = key.String
@@ -521,6 +535,9 @@ func (db *DB) UpdateCampaign(ctx context.Context, appID, id int64, in CampaignIn
 		if ed.cuped != nil {
 			add("cuped_lookback_days", *ed.cuped)
 		}
+		if ed.guardrailAction != nil {
+			add("guardrail_action", *ed.guardrailAction)
+		}
 		if _, err := tx.exec(`UPDATE campaigns SET `+strings.Join(set, ", ")+` WHERE id = ?`, append(args, id)...); err != nil {
 			return err
 		}
@@ -678,6 +695,8 @@ type campaignFields struct {
 	// Metrics are left out of a snapshot that has none, so campaigns
 	// that use no metrics log as they always did.
 	Metrics *CampaignMetrics `json:"metrics,omitempty"`
+	// GuardrailAction is left out at its default for the same reason.
+	GuardrailAction string `json:"guardrailAction,omitempty"`
 }
 
 type variantFields struct {
@@ -697,6 +716,9 @@ func campaignSnapshot(c *Campaign) *campaignFields {
 	if len(c.Metrics.Secondary)+len(c.Metrics.Guardrails) > 0 {
 		m := c.Metrics
 		f.Metrics = &m
+	}
+	if c.GuardrailAction != GuardrailAlert {
+		f.GuardrailAction = c.GuardrailAction
 	}
 	return f
 }
