@@ -1,3 +1,6 @@
+DROP INDEX guardrail_regressions_variant;
+DROP INDEX guardrail_regressions_metric;
+DROP TABLE guardrail_regressions;
 DROP INDEX metric_sums_metric;
 DROP TABLE metric_sums;
 DROP INDEX metric_values_metric;

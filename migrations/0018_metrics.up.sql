@@ -59,3 +59,18 @@ CREATE TABLE metric_sums (
     PRIMARY KEY (campaign_id, metric_id, variant_id)
 ) WITHOUT ROWID;
 CREATE INDEX metric_sums_metric ON metric_sums(metric_id);
+
+-- The guardrail regressions already reported: one row per campaign, metric
+-- and variant, written in the transaction that queues the webhook, so the
+-- scheduler reports each once whichever replica runs it, and after a
+-- restart.
+CREATE TABLE guardrail_regressions (
+    campaign_id INTEGER NOT NULL REFERENCES campaigns(id) ON DELETE CASCADE,
+    metric_id   INTEGER NOT NULL REFERENCES metrics(id) ON DELETE CASCADE,
+    variant_id  INTEGER NOT NULL REFERENCES campaign_variants(id) ON DELETE CASCADE,
+    action      TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    PRIMARY KEY (campaign_id, metric_id, variant_id)
+) WITHOUT ROWID;
+CREATE INDEX guardrail_regressions_metric ON guardrail_regressions(metric_id);
+CREATE INDEX guardrail_regressions_variant ON guardrail_regressions(variant_id);

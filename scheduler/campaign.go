@@ -2,19 +2,23 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
 	"service/store"
 )
 
-// Campaigns starts and completes campaigns by their dates.
+// Campaigns starts and completes campaigns by their dates, and reports
+// the guardrails of active campaigns that regressed (pausing those whose
+// guardrailAction is pause).
 type Campaigns struct {
 	DB       *store.DB
 	Interval time.Duration
 	Log      *slog.Logger
 	// Observe, when set, is told of every run: the campaigns it started
-	// and completed, and whether it failed.
+	// and completed, and whether it (the moves or the guardrail check)
+	// failed.
 	Observe func(started, completed int, err error)
 }
 
@@ -31,6 +35,13 @@ func (s *Campaigns) Run(ctx context.Context) error {
 	for {
 		res, err := s.DB.RunSchedule(ctx)
 		s.logBlocked(blocked, res.Blocked, err == nil)
+		// Guardrails are checked after the moves, so that a campaign that
+		// just completed is not reported on (or paused) as well.
+		regressions, gerr := s.DB.CheckGuardrails(ctx)
+		err = errors.Join(err, gerr)
+		for _, r := range regressions {
+			s.Log.Warn("guardrail regressed", "campaign", r.CampaignID, "metric", r.MetricID, "variant", r.VariantID, "paused", r.Paused)
+		}
 		if s.Observe != nil && ctx.Err() == nil {
 			s.Observe(len(res.Started), len(res.Completed), err)
 		}

@@ -25,6 +25,7 @@ var campaignT0 = time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC)
 // campaignEnv is a database on the test clock with one app and two blocks.
 type campaignEnv struct {
 	t      *testing.T
+	dsn    string
 	db     *store.DB
 	clock  *testclock.Clock
 	app    int64
@@ -37,7 +38,8 @@ type campaignEnv struct {
 func newCampaignEnv(t *testing.T) *campaignEnv {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, storetest.DB(t, filepath.Join(t.TempDir(), "sched.db")))
+	dsn := storetest.DB(t, filepath.Join(t.TempDir(), "sched.db"))
+	db, err := store.Open(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func newCampaignEnv(t *testing.T) *campaignEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &campaignEnv{t: t, db: db, clock: c, app: app.ID}
+	e := &campaignEnv{t: t, dsn: dsn, db: db, clock: c, app: app.ID}
 	pub := store.ContentPublished
 	for _, n := range []string{"a", "b"} {
 		cv, err := db.CreateContent(ctx, app.ID, store.ContentInput{Name: &n, Status: &pub})

@@ -34,15 +34,17 @@ const (
 	EventCampaignPaused    = "campaign.paused"
 	EventCampaignCompleted = "campaign.completed"
 	EventWinnerDeclared    = "campaign.winner_declared"
-	EventContentPublished  = "content.published"
-	EventContentUnpublish  = "content.unpublished"
-	EventFormSubmitted     = "form.submitted"
-	EventWebhookTest       = "webhook.test"
+	// EventGuardrailRegressed: a guardrail of an active campaign regressed.
+	EventGuardrailRegressed = "campaign.guardrail_regressed"
+	EventContentPublished   = "content.published"
+	EventContentUnpublish   = "content.unpublished"
+	EventFormSubmitted      = "form.submitted"
+	EventWebhookTest        = "webhook.test"
 )
 
 // EventKinds lists the kinds a webhook can subscribe to.
 var EventKinds = []string{EventCampaignStarted, EventCampaignPaused, EventCampaignCompleted,
-	EventWinnerDeclared, EventContentPublished, EventContentUnpublish, EventFormSubmitted}
+	EventWinnerDeclared, EventGuardrailRegressed, EventContentPublished, EventContentUnpublish, EventFormSubmitted}
 
 // NormalizeEventKind accepts the dotted kind, the "webhook.campaign_started"
 // spelling, or "*", and returns the dotted kind (or "*").

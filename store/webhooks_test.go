@@ -139,9 +139,10 @@ func TestWebhookValidation(t *testing.T) {
 func TestWebhookCreateDefaultsAndUpdate(t *testing.T) {
 	e := newWebhookEnv(t)
 	ctx := context.Background()
-	w := e.hook(WebhookInput{Events: &[]string{"webhook.content_published", "content.published", "webhook.campaign_winner_declared"},
+	w := e.hook(WebhookInput{Events: &[]string{"webhook.content_published", "content.published", "webhook.campaign_winner_declared",
+		"webhook.campaign_guardrail_regressed", "campaign.guardrail_regressed"},
 		Secret: ptr("s3cret"), Headers: &map[string]string{"X-Tenant": "acme"}})
-	if got, want := strings.Join(w.Events, ","), "content.published,campaign.winner_declared"; got != want {
+	if got, want := strings.Join(w.Events, ","), "content.published,campaign.winner_declared,campaign.guardrail_regressed"; got != want {
 		t.Fatalf("events=%s, want %s", got, want)
 	}
 	if got, want := joinFmt(w.MaxRetries, w.TimeoutSeconds, w.Status, w.HasSecret, w.Headers["X-Tenant"]), "3 30 ACTIVE true acme"; got != want {
