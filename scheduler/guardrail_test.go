@@ -54,7 +54,7 @@ func (e *campaignEnv) guardrailCampaign(name string, metric int64, action string
 	return c
 }
 
-// scheduler is a campaign scheduler running on a store handle, counting
+// testScheduler is a campaign scheduler running on a store handle, counting
 // its passes.
 type testScheduler struct {
 	passes atomic.Int64
@@ -126,17 +126,9 @@ func (e *campaignEnv) sent(db *store.DB, hook int64, event string) map[int64][]m
 		if d.Event != event {
 			continue
 		}
-		var env struct {
-			Data map[string]any `json:"data"`
-		}
-		if err := json.Unmarshal(d.Payload, &env); err != nil {
+		var data map[string]any // the event's data; the envelope is made when sent
+		if err := json.Unmarshal(d.Payload, &data); err != nil {
 			e.t.Fatal(err)
-		}
-		data := env.Data
-		if data == nil { // a payload stored without its envelope
-			if err := json.Unmarshal(d.Payload, &data); err != nil {
-				e.t.Fatal(err)
-			}
 		}
 		id := int64(data["campaignId"].(float64))
 		out[id] = append(out[id], data)
