@@ -94,9 +94,9 @@ func (e *campaignEnv) startScheduler(db *store.DB) *testScheduler {
 	return s
 }
 
-// waitPasses waits until each scheduler has made n more passes than when
+// waitEach waits until each scheduler has made n more passes than when
 // called, for at most 30 s.
-func (e *campaignEnv) waitPasses(n int64, ss ...*testScheduler) {
+func (e *campaignEnv) waitEach(n int64, ss ...*testScheduler) {
 	e.t.Helper()
 	from := make([]int64, len(ss))
 	for i, s := range ss {
@@ -175,7 +175,7 @@ func TestGuardrailRegressedOnce(t *testing.T) {
 	db2.Now = e.clock.Now
 	s1, s2 := e.startScheduler(e.db), e.startScheduler(db2)
 	e.waitStatus(pause.ID, store.CampaignPaused)
-	e.waitPasses(3, s1, s2)
+	e.waitEach(3, s1, s2)
 
 	check := func(when string) {
 		t.Helper()
@@ -245,7 +245,7 @@ func TestGuardrailRegressedOnce(t *testing.T) {
 	t.Cleanup(func() { db3.Close() })
 	e.db.Now = e.clock.Now
 	s3 := e.startScheduler(e.db)
-	e.waitPasses(3, s3)
+	e.waitEach(3, s3)
 	s3.stop()
 	if got := e.status(pause.ID); got != store.CampaignActive {
 		t.Fatalf("resumed campaign status=%s after a restart, want active", got)
