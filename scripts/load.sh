@@ -42,7 +42,8 @@
 # one core, as SQLite's does (`make load-postgres`).
 #
 # Environment: STORE (sqlite or postgres), WORKLOADS (a subset, space separated), ROUNDS (3), DURATION (10s), WARMUP (3s), CONNS (64), USERS
-# (2000 pre-assigned returning users), LOG_LEVEL (info: one line per request,
+# (2000 pre-assigned returning users), METRICS (0: that many secondary metrics on
+# events no workload sends), LOG_LEVEL (info: one line per request,
 # as in production), BIN (./service), SOAK_USERS and SOAK_EVENTS (1000000).
 set -euo pipefail
 
@@ -186,7 +187,17 @@ setup() {
 
 	cv1=$(field id "$(api POST "/apps/$APP_ID/content" '{"name":"Control","status":"published","items":[{"type":"text","content":"Hello","styles":{}}]}')")
 	cv2=$(field id "$(api POST "/apps/$APP_ID/content" '{"name":"Treatment","status":"published","items":[{"type":"text","content":"Hi there","styles":{"fontSize":18}}]}')")
-	campaign=$(api POST "/apps/$APP_ID/campaigns" "{\"name\":\"Load\",\"status\":\"active\",\"goalEventId\":\"purchase\",\"endDate\":\"2099-01-01T00:00:00Z\",\"variants\":[{\"contentViewId\":$cv1},{\"contentViewId\":$cv2}]}")
+	# METRICS=N gives the campaign N secondary metrics on events the
+	# workloads never send: what such metrics cost an event that is not
+	# theirs (nothing, beyond one map lookup, is the aim).
+	local metrics_json="" mids=() i
+	for ((i = 1; i <= ${METRICS:-0}; i++)); do
+		mids+=("$(field id "$(api POST "/apps/$APP_ID/metrics" "{\"key\":\"other-$i\",\"name\":\"Other $i\",\"type\":\"count\",\"eventId\":\"other-$i\"}")")")
+	done
+	if [ ${#mids[@]} -gt 0 ]; then
+		metrics_json=",\"metrics\":{\"secondary\":[$(IFS=,; echo "${mids[*]}")]}"
+	fi
+	campaign=$(api POST "/apps/$APP_ID/campaigns" "{\"name\":\"Load\",\"status\":\"active\",\"goalEventId\":\"purchase\",\"endDate\":\"2099-01-01T00:00:00Z\"$metrics_json,\"variants\":[{\"contentViewId\":$cv1},{\"contentViewId\":$cv2}]}")
 	CAMPAIGN_ID=$(field id "$campaign")
 	VARIANT_URL="http://$ADDR/v1/apps-external/$APP_ID/campaigns/$CAMPAIGN_ID/variant"
 	# The campaign named Load has the key load.
