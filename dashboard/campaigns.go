@@ -47,7 +47,10 @@ type campaignForm struct {
 	// Secondary and Guardrails are the ids of the metrics picked in each
 	// role, as the form posts them.
 	Secondary, Guardrails []string
-	Control               int
+	// GuardrailAction is what a guardrail's regression does besides its
+	// webhook: alert, or pause the campaign.
+	GuardrailAction string
+	Control         int
 	Variants              []variantRow
 	endUnchanged          string // the stored endDate, to send it only when changed
 }
@@ -87,6 +90,7 @@ func formFromCampaign(c *store.Campaign) campaignForm {
 	for _, id := range c.Metrics.Guardrails {
 		f.Guardrails = append(f.Guardrails, strconv.FormatInt(id, 10))
 	}
+	f.GuardrailAction = c.GuardrailAction
 	if c.GoalEventID != nil {
 		f.Goal = *c.GoalEventID
 	}
@@ -112,6 +116,7 @@ func readCampaignForm(r *req) campaignForm {
 		Cuped: strings.TrimSpace(p.Get("cupedLookbackDays"))}
 	f.Control, _ = strconv.Atoi(p.Get("control"))
 	f.Secondary, f.Guardrails = p["metrics.secondary"], p["metrics.guardrails"]
+	f.GuardrailAction = p.Get("guardrailAction")
 	for i := 0; i < store.MaxVariants; i++ {
 		vp := fmt.Sprintf("variants[%d]", i)
 		if _, ok := p[vp+".contentViewId"]; !ok {
@@ -236,6 +241,11 @@ func (f *campaignForm) input(status string, errs map[string]string) store.Campai
 			return out
 		}
 		in.Metrics, _ = json.Marshal(map[string][]json.RawMessage{"secondary": ids("secondary", f.Secondary), "guardrails": ids("guardrails", f.Guardrails)})
+		// Left out, the store keeps what the campaign has (alert when new).
+		if f.GuardrailAction != "" {
+			action := f.GuardrailAction
+			in.GuardrailAction = &action
+		}
 	}
 	if can["variants"] {
 		vs := make([]store.VariantInput, len(f.Variants))

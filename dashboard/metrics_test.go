@@ -262,6 +262,21 @@ func TestCampaignEditorMetrics(t *testing.T) {
 	wantContains(t, b.get(page), box("secondary", signed.ID)+` aria-label="Signed up: secondary metric" checked`,
 		box("guardrails", rev.ID)+` aria-label="Revenue: guardrail" checked`)
 
+	t.Run("GuardrailAction", func(t *testing.T) {
+		wantContains(t, b.get(page), `<option value="alert" selected>`)
+		f.Set("guardrailAction", "pause")
+		wantStatus(t, b.post(page, f), http.StatusSeeOther)
+		if got, _ := e.db.FindCampaignByID(e.ctx, app.ID, c.ID); got.GuardrailAction != store.GuardrailPause {
+			t.Fatalf("guardrailAction %q, want pause", got.GuardrailAction)
+		}
+		wantContains(t, b.get(page), `<option value="pause" selected>`)
+		f.Set("guardrailAction", "stop")
+		p := b.post(page, f)
+		wantStatus(t, p, http.StatusUnprocessableEntity)
+		wantContains(t, p, "must be alert or pause")
+		f.Set("guardrailAction", "pause")
+	})
+
 	t.Run("DraftChangesThem", func(t *testing.T) {
 		f["metrics.guardrails"] = nil
 		wantStatus(t, b.post(page, f), http.StatusSeeOther)
@@ -280,7 +295,8 @@ func TestCampaignEditorMetrics(t *testing.T) {
 			t.Fatal("an active campaign offers the metrics")
 		}
 		wantContains(t, p, `id="chosen-metrics"`, fmt.Sprintf(`<li data-metric="%d"><a href="/apps/%d/metrics/%d">Signed up</a> <span class="badge">secondary</span>`, signed.ID, app.ID, signed.ID),
-			fmt.Sprintf(`<a href="/apps/%d/metrics/%d">Revenue</a> <span class="badge">guardrail</span>`, app.ID, rev.ID), "they cannot change now")
+			fmt.Sprintf(`<a href="/apps/%d/metrics/%d">Revenue</a> <span class="badge">guardrail</span>`, app.ID, rev.ID), "they cannot change now",
+			`When a guardrail gets worse: the campaign is paused`)
 		// A crafted post changes only what may change.
 		f["metrics.secondary"], f["metrics.guardrails"] = nil, []string{fmt.Sprint(signed.ID)}
 		f.Set("name", "Renamed")
