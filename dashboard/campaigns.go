@@ -51,8 +51,8 @@ type campaignForm struct {
 	// webhook: alert, or pause the campaign.
 	GuardrailAction string
 	Control         int
-	Variants              []variantRow
-	endUnchanged          string // the stored endDate, to send it only when changed
+	Variants        []variantRow
+	endUnchanged    string // the stored endDate, to send it only when changed
 }
 
 type variantRow struct {
