@@ -54,7 +54,7 @@ const (
 	recoveryBound = 3 * time.Second
 	// freezeFor is how long PostgreSQL is frozen, and downFor how long it
 	// stays stopped.
-	freezeFor = 8 * time.Second
+	freezeFor = 15 * time.Second
 	downFor   = 3 * time.Second
 )
 
