@@ -91,7 +91,7 @@ func (s *Server) handleContentExternal(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	c, err := s.DB.FindContentByID(r.Context(), appID(r), id)
+	c, err := s.DB.SDKContent(r.Context(), appID(r), id)
 	if err == nil && c.Status != store.ContentPublished {
 		err = store.Errorf(store.ENOTFOUND, "content view not found")
 	}

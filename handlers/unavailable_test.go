@@ -49,6 +49,7 @@ func TestDatabaseUnavailableAnswers503(t *testing.T) {
 	}), "id")
 	variantPath := pathf("/v1/apps-external/%d/campaigns/%d/variant", e.App.ID, camp)
 	returning := num(e.must(http.StatusOK, "POST", variantPath, e.Cli, map[string]any{"userId": "returning"}), "variantId")
+	contentPath := pathf("/v1/apps-external/%d/content/%d", e.App.ID, a)
 
 	writes := []struct{ name, method, path, key, body string }{
 		{"admin write", "POST", pathf("/v1/apps/%d/audiences", e.App.ID), e.Admin, `{"name":"A","definition":{"rules":[{"field":"plan","operator":"exists"}]}}`},
@@ -56,6 +57,8 @@ func TestDatabaseUnavailableAnswers503(t *testing.T) {
 	}
 	outage := func(name string, start func() (end func())) {
 		t.Run(name, func(t *testing.T) {
+			// Served since the last change, as a page asks for it.
+			block := e.do("GET", contentPath, e.Cli, nil).Body.String()
 			end := start()
 			// Past the key cache's time, so that the key is due to be read
 			// again: the memory answers while that read waits.
@@ -66,6 +69,11 @@ func TestDatabaseUnavailableAnswers503(t *testing.T) {
 				end()
 				t.Fatalf("returning user during the outage: status=%d after %s body=%s, want 200 with variant %d from memory",
 					rec.Code, time.Since(t0), rec.Body.String(), returning)
+			}
+			// A content block served before is served from memory too.
+			if rec := e.do("GET", contentPath, e.Cli, nil); rec.Code != http.StatusOK || rec.Body.String() != block {
+				end()
+				t.Fatalf("content block during the outage: status=%d body=%s, want 200 %s", rec.Code, rec.Body.String(), block)
 			}
 			for _, w := range writes {
 				t0 := time.Now()

@@ -106,11 +106,14 @@ type campaignCache struct {
 	// app whose active campaigns have no metrics.
 	metricEvents map[int64]map[string][]metricTarget
 	byKey        map[keyRef]int64 // (app, key) -> campaign id
+	// content holds the blocks the SDK's content route served, published
+	// or not, so that it answers from memory as the variant route does.
+	content map[int64]*ContentView
 }
 
 func newCampaignCache() *campaignCache {
 	return &campaignCache{byID: map[int64]*liveCampaign{}, active: map[int64][]*liveCampaign{},
-		metricEvents: map[int64]map[string][]metricTarget{}, byKey: map[keyRef]int64{}}
+		metricEvents: map[int64]map[string][]metricTarget{}, byKey: map[keyRef]int64{}, content: map[int64]*ContentView{}}
 }
 
 func (c *campaignCache) getKey(gen uint64, k keyRef) (int64, bool) {
@@ -154,6 +157,7 @@ func (c *campaignCache) put(gen uint64, fn func()) {
 		c.active = map[int64][]*liveCampaign{}
 		c.metricEvents = map[int64]map[string][]metricTarget{}
 		c.byKey = map[keyRef]int64{}
+		c.content = map[int64]*ContentView{}
 	}
 	if c.gen == gen {
 		fn()
@@ -462,4 +466,27 @@ func (c *userCache) put(k userKey, v int64) {
 	s.slots[h] = uint32(len(s.ents))
 	s.ents = append(s.ents, userEntry{scope: k.scope, val: v, off: uint32(len(s.ids)), n: uint32(len(k.user)), kind: k.kind})
 	s.ids = append(s.ids, k.user...)
+}
+
+// SDKContent returns a block of the app for the SDK's content route, from
+// memory once read at this generation: every change to content moves the
+// generation, and the route then answers without the database, during an
+// outage too. The answer is shared: callers only encode it.
+func (db *DB) SDKContent(ctx context.Context, appID, id int64) (*ContentView, error) {
+	gen := db.gen.Load()
+	db.cache.mu.RLock()
+	c, ok := db.cache.content[id]
+	ok = ok && db.cache.gen == gen
+	db.cache.mu.RUnlock()
+	if !ok {
+		var err error
+		if c, err = db.FindContentByID(ctx, appID, id); err != nil {
+			return nil, err
+		}
+		db.cache.put(gen, func() { db.cache.content[id] = c })
+	}
+	if c.AppID != appID {
+		return nil, notFound("content view")
+	}
+	return c, nil
 }
