@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
+	"time"
 )
 
 // Scheduled work (the campaign scheduler, the audience recount, event
@@ -51,10 +53,49 @@ func (l *Leadership) Release() {
 // AwaitLeadership returns once this process leads the scheduled work, or
 // with ctx's error once ctx ends.
 func (db *DB) AwaitLeadership(ctx context.Context) (*Leadership, error) {
+	e := db.fileElection()
 	if db.pg != nil {
-		return db.awaitLeadershipPG(ctx)
+		e = db.pgElection()
 	}
-	return db.awaitLeadershipFile(ctx)
+	failing, told := false, false
+	for {
+		l, err := e.try(ctx)
+		if l != nil {
+			return l, nil
+		}
+		// Once, so that the processes' logs say which one waits.
+		if err == nil && !told && e.log != nil {
+			told = true
+			e.log.Info("another process leads the scheduled work; waiting to lead", e.waiting()...)
+		}
+		if errors.Is(err, errClosed) {
+			return nil, err
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// One line when the lock cannot be asked for, not one every retry.
+		if err != nil && !failing && e.log != nil {
+			e.log.Warn(e.failing, append(e.where, "err", err)...)
+		}
+		failing = err != nil
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(leaderRetry):
+		}
+	}
+}
+
+// election is what each store's leader election gives AwaitLeadership:
+// one attempt at the lock (a Leadership when granted, nil and nil when
+// another process holds it), and what its log lines say.
+type election struct {
+	try     func(context.Context) (*Leadership, error)
+	log     *slog.Logger
+	waiting func() []any // the attributes of the line "waiting to lead"
+	failing string       // the line when the lock cannot be asked for
+	where   []any        // and its attributes
 }
 
 // Leading reports whether this process leads the scheduled work now.

@@ -62,34 +62,14 @@ type pgLeader struct {
 	held *Leadership
 }
 
-func (db *DB) awaitLeadershipPG(ctx context.Context) (*Leadership, error) {
-	failing, told := false, false
-	for {
-		l, err := db.tryLead(ctx)
-		if l != nil {
-			return l, nil
-		}
-		// Once, so that the replicas' logs say which one waits.
-		if err == nil && !told && db.pg.log != nil {
-			told = true
-			db.pg.log.Info("another process leads the scheduled work; waiting to lead", "pid", os.Getpid())
-		}
-		if err == errClosed {
-			return nil, err
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		// One line when the server cannot be reached, not one every retry.
-		if err != nil && !failing && db.pg.log != nil {
-			db.pg.log.Warn("postgres: cannot ask for the leadership of the scheduled work; retrying", "db", db.pg.where, "err", err)
-		}
-		failing = err != nil
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(leaderRetry):
-		}
+// pgElection is the election on PostgreSQL, for AwaitLeadership.
+func (db *DB) pgElection() election {
+	return election{
+		try:     db.tryLead,
+		log:     db.pg.log,
+		waiting: func() []any { return []any{"pid", os.Getpid()} },
+		failing: "postgres: cannot ask for the leadership of the scheduled work; retrying",
+		where:   []any{"db", db.pg.where},
 	}
 }
 

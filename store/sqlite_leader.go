@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"strconv"
@@ -39,36 +38,17 @@ type fileLeader struct {
 	log    *slog.Logger
 }
 
-func (db *DB) awaitLeadershipFile(ctx context.Context) (*Leadership, error) {
-	failing, told := false, false
-	for {
-		l, err := db.tryLeadFile(ctx)
-		if l != nil {
-			return l, nil
-		}
-		// Once, so that the log of two processes on one file says which
-		// one leads and which one waits.
-		if err == nil && !told && db.lead.log != nil {
-			told = true
-			db.lead.log.Info("another process leads the scheduled work; waiting to lead", "pid", os.Getpid(),
-				"leader_pid", leaderPID(db.path+leaderFileSuffix))
-		}
-		if errors.Is(err, errClosed) {
-			return nil, err
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		// One line when the lock cannot be asked for, not one every retry.
-		if err != nil && !failing && db.lead.log != nil {
-			db.lead.log.Warn("cannot ask for the leadership of the scheduled work; retrying", "file", db.path+leaderFileSuffix, "err", err)
-		}
-		failing = err != nil
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(leaderRetry):
-		}
+// fileElection is the election on SQLite, for AwaitLeadership.
+func (db *DB) fileElection() election {
+	name := db.path + leaderFileSuffix
+	return election{
+		try: db.tryLeadFile,
+		log: db.lead.log,
+		// So that the log of two processes on one file says which one
+		// leads and which one waits.
+		waiting: func() []any { return []any{"pid", os.Getpid(), "leader_pid", leaderPID(name)} },
+		failing: "cannot ask for the leadership of the scheduled work; retrying",
+		where:   []any{"file", name},
 	}
 }
 
