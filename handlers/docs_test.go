@@ -28,7 +28,7 @@ import (
 
 // update rewrites the golden answers of docs/api.md's examples:
 // go test ./handlers -run TestDocsExamples -update.
-var update = flag.Bool("update", false, "rewrite testdata/api_examples.golden.json")
+var update = flag.Bool("update", false, "rewrite the golden files: testdata/api_examples.golden.json, testdata/assignment_vectors.json")
 
 // docsExample is one example of docs/api.md: a bash script of curl
 // commands, and the answer shown after it, which is its last command's.
