@@ -109,11 +109,14 @@ type campaignCache struct {
 	// content holds the blocks the SDK's content route served, published
 	// or not, so that it answers from memory as the variant route does.
 	content map[int64]*ContentView
+	// rulesets holds each app's ruleset (ruleset.go) once read.
+	rulesets map[int64]*Ruleset
 }
 
 func newCampaignCache() *campaignCache {
 	return &campaignCache{byID: map[int64]*liveCampaign{}, active: map[int64][]*liveCampaign{},
-		metricEvents: map[int64]map[string][]metricTarget{}, byKey: map[keyRef]int64{}, content: map[int64]*ContentView{}}
+		metricEvents: map[int64]map[string][]metricTarget{}, byKey: map[keyRef]int64{}, content: map[int64]*ContentView{},
+		rulesets: map[int64]*Ruleset{}}
 }
 
 func (c *campaignCache) getKey(gen uint64, k keyRef) (int64, bool) {
@@ -158,6 +161,7 @@ func (c *campaignCache) put(gen uint64, fn func()) {
 		c.metricEvents = map[int64]map[string][]metricTarget{}
 		c.byKey = map[keyRef]int64{}
 		c.content = map[int64]*ContentView{}
+		c.rulesets = map[int64]*Ruleset{}
 	}
 	if c.gen == gen {
 		fn()

@@ -50,7 +50,7 @@ type DB struct {
 	// Tx.changed), and changes seen from other processes (the SQLite
 	// watcher, the PostgreSQL listener). Cached views, keys and origin
 	// lists tagged with an older generation are stale.
-	gen     atomic.Uint64
+	gen     genCounter
 	watch   *watcher
 	foreign foreignCommits
 
