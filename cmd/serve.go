@@ -41,6 +41,9 @@ type Config struct {
 	// answering 503, before it stops taking connections: the time a load
 	// balancer needs to notice. It is part of ShutdownTimeout.
 	DrainDelay time.Duration
+	// StreamHeartbeat is how often an idle ruleset stream carries a
+	// comment line.
+	StreamHeartbeat time.Duration
 	// DBTimeout bounds a request's database work; 0 takes the store's
 	// default.
 	DBTimeout time.Duration
@@ -90,6 +93,7 @@ func newServeCmd() *cobra.Command {
 	f.DurationVar(&c.AuditRetention, "audit-retention", 8760*time.Hour, "how long audit log entries are kept (default 365 days)")
 	f.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 15*time.Second, "how long in-flight requests may take to finish on shutdown")
 	f.DurationVar(&c.DrainDelay, "drain-delay", 0, "on shutdown, how long to go on serving with /healthz answering 503, so a load balancer stops sending requests before the listener closes (part of --shutdown-timeout)")
+	f.DurationVar(&c.StreamHeartbeat, "stream-heartbeat", handlers.DefaultStreamHeartbeat, "how often an idle ruleset stream (Server-Sent Events) carries a comment line, so that proxies do not close it")
 	f.DurationVar(&c.DBTimeout, "db-timeout", store.DefaultTimeout, "how long a request's database work may take, waits for a connection included, before it answers 503 with Retry-After (on PostgreSQL also the sessions' lock_timeout and the writer's statement_timeout)")
 	f.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringVar(&c.PprofAddr, "pprof-addr", "", "if set, serve Go's /debug/pprof profiles on this separate address (keep it private)")
@@ -159,6 +163,7 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 
 	srv := handlers.New(db, log)
 	srv.WebhookTimeout = c.WebhookTimeout
+	srv.StreamHeartbeat = c.StreamHeartbeat
 	srv.AccessLog = logs // the writer behind log's handler
 	// The dashboard answers at / and its own paths; everything else,
 	// /v1, /api/v1 and /healthz included, reaches the API unchanged.
@@ -194,6 +199,10 @@ func Serve(ctx context.Context, c Config, logOut interface{ Write([]byte) (int, 
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Shutdown waits for every answer to end, and a ruleset stream does not
+	// end on its own: the streams end as the shutdown begins, and their
+	// clients reconnect, to another replica behind a load balancer.
+	hs.RegisterOnShutdown(srv.EndStreams)
 
 	// Workers stop on their own context, cancelled only after the HTTP
 	// server has drained, so an in-flight request never finds them gone.
@@ -296,6 +305,9 @@ func (c Config) validate() error {
 	}
 	if c.DBTimeout < 0 {
 		return fmt.Errorf("--db-timeout must be positive")
+	}
+	if c.StreamHeartbeat < 0 {
+		return fmt.Errorf("--stream-heartbeat must be positive")
 	}
 	if store.CheckPlan(c.DefaultPlan) != nil {
 		return usagef("--default-plan (or %s) %q: must be one of %s", envName("default-plan"), c.DefaultPlan, strings.Join(store.Plans, ", "))

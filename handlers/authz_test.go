@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -45,6 +46,8 @@ var authzPolicy = map[string]string{
 
 	"POST /apps-external/:appId/campaigns/:campaignIdOrKey/variant": "sdk",
 	"POST /apps-external/:appId/variants":                           "sdk",
+	"GET /apps-external/:appId/ruleset":                             "sdk",
+	"GET /apps-external/:appId/ruleset/stream":                      "sdk",
 
 	"GET /apps/:appId/content":                            "manage",
 	"POST /apps/:appId/content":                           "manage",
@@ -161,7 +164,15 @@ func TestAuthorizationEveryRouteEveryRole(t *testing.T) {
 				if access == "public" {
 					key = ""
 				}
-				rec := e.do(rt.Method, path, key, body)
+				ctx := context.Background()
+				if strings.HasSuffix(path, "/stream") {
+					// A stream lasts while its client stays: this one has
+					// gone, so it ends after its first event.
+					c, cancel := context.WithCancel(ctx)
+					cancel()
+					ctx = c
+				}
+				rec := e.doCtx(ctx, rt.Method, path, key, body)
 				switch {
 				case access == "ofrep" && role.name == "none":
 					authzWantOFREP(t, rec, http.StatusUnauthorized)

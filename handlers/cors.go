@@ -18,8 +18,9 @@ import (
 const corsMaxAge = 7200
 
 // corsExposed are the answer headers a page's script may read: the SDK
-// needs them to back off when rate-limited.
-const corsExposed = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After"
+// needs them to back off when rate-limited, and the ETag to ask for the
+// ruleset only when it changed.
+const corsExposed = "X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag"
 
 // allowOrigin sets Access-Control-Allow-Origin for the app in the path (the
 // default "*" where the path names none, as /content/submit-form) and
@@ -95,7 +96,7 @@ func (s *Server) preflight(methods []string) http.Handler {
 		h := w.Header()
 		if s.allowOrigin(w, r) {
 			h.Set("Access-Control-Allow-Methods", allow)
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, If-None-Match, Last-Event-ID")
 			h.Set("Access-Control-Max-Age", strconv.Itoa(corsMaxAge))
 		}
 		w.WriteHeader(http.StatusNoContent)

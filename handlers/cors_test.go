@@ -78,7 +78,7 @@ func TestCORSPreflightSDKRoutes(t *testing.T) {
 			for k, want := range map[string]string{
 				"Access-Control-Allow-Origin":  "*",
 				"Access-Control-Allow-Methods": tc.method,
-				"Access-Control-Allow-Headers": "Authorization, Content-Type",
+				"Access-Control-Allow-Headers": "Authorization, Content-Type, If-None-Match, Last-Event-ID",
 				"Access-Control-Max-Age":       "7200",
 				"Vary":                         "Origin",
 			} {

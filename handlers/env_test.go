@@ -91,6 +91,13 @@ func (e *testEnv) newApp(name, plan string, limit int) (app *store.App, admin, r
 // (sent verbatim) or any value (sent as JSON).
 func (e *testEnv) do(method, path, key string, body any) *httptest.ResponseRecorder {
 	e.t.Helper()
+	return e.doCtx(context.Background(), method, path, key, body)
+}
+
+// doCtx is do on a request whose connection's context is ctx: a stream
+// ends when it ends.
+func (e *testEnv) doCtx(ctx context.Context, method, path, key string, body any) *httptest.ResponseRecorder {
+	e.t.Helper()
 	var r io.Reader
 	switch b := body.(type) {
 	case nil:
@@ -105,7 +112,7 @@ func (e *testEnv) do(method, path, key string, body any) *httptest.ResponseRecor
 		}
 		r = bytes.NewReader(j)
 	}
-	req := httptest.NewRequest(method, path, r)
+	req := httptest.NewRequestWithContext(ctx, method, path, r)
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
 	}

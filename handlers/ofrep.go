@@ -39,8 +39,8 @@ const (
 const OFREPMinPollingIntervalMs = 1000
 
 // ofrepCORSExposed are the answer headers a page's script may read: the
-// SDK routes' and the bulk evaluation's ETag.
-const ofrepCORSExposed = corsExposed + ", ETag"
+// SDK routes', the bulk evaluation's ETag among them.
+const ofrepCORSExposed = corsExposed
 
 // ofrepRoutes registers OFREP's three routes and their CORS preflights.
 func (s *Server) ofrepRoutes(rt *httprouter.Router) {

@@ -43,6 +43,10 @@ type Server struct {
 	served    []Route // every route registered, for Routes
 	// draining is set by Drain: the process is shutting down.
 	draining atomic.Bool
+	// StreamHeartbeat is how often an idle ruleset stream carries a
+	// comment line; 0 means DefaultStreamHeartbeat.
+	StreamHeartbeat time.Duration
+	streams         *streamHub
 }
 
 // Drain makes /healthz answer 503 from now on, so that a load balancer
@@ -55,7 +59,7 @@ func New(db *store.DB, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Server{DB: db, Log: log, WebhookTimeout: 30 * time.Second, limiter: newLimiter()}
+	s := &Server{DB: db, Log: log, WebhookTimeout: 30 * time.Second, limiter: newLimiter(), streams: newStreamHub()}
 	if db != nil && db.SharedRateLimits() {
 		s.limiter.shared = newSharedLimiter(db, s, s.limiter)
 	}
@@ -67,7 +71,11 @@ func New(db *store.DB, log *slog.Logger) *Server {
 // windows (PostgreSQL) and did not use back to the other processes, and
 // stops the limiter's background work. Call it once no request is served
 // any more, before the database closes.
-func (s *Server) Close() { s.limiter.close() }
+func (s *Server) Close() {
+	s.EndStreams()
+	s.streams.wg.Wait()
+	s.limiter.close()
+}
 
 // access says which roles may call a route.
 type access int
@@ -132,6 +140,9 @@ func (s *Server) routes() *httprouter.Router {
 			h = s.recordCaller(h)
 		}
 		hh := s.authorize(a, h)
+		if path == rulesetStreamPath {
+			hh = keyFromQuery(hh)
+		}
 		if a == sdk {
 			hh = s.cors(hh)
 			if corsMethods[path] == nil {
@@ -174,6 +185,11 @@ func (s *Server) routes() *httprouter.Router {
 	// Assignment: the SDK's variant requests.
 	add("POST", "/apps-external/:appId/campaigns/:campaignIdOrKey/variant", sdk, s.handleVariant)
 	add("POST", "/apps-external/:appId/variants", sdk, s.handleVariants)
+
+	// Local evaluation: the rules of the app's active campaigns, for SDKs
+	// that assign in process, and a stream of their version.
+	add("GET", "/apps-external/:appId/ruleset", sdk, s.handleRuleset)
+	add("GET", rulesetStreamPath, sdk, s.handleRulesetStream) // the key may come as ?key=
 
 	// Content blocks. Publish, archive and unpublish are PATCH with a status.
 	add("GET", "/apps/:appId/content", manage, s.handleContentList)
@@ -320,6 +336,10 @@ func (r *statusRecorder) WriteHeader(code int) {
 	r.status = code
 	r.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection: the ruleset
+// stream flushes and lifts the write deadline through it.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 func (r *statusRecorder) Write(b []byte) (int, error) {
 	n, err := r.ResponseWriter.Write(b)
