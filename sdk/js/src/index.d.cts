@@ -69,6 +69,69 @@ export interface ClientOptions {
   onDrop?: (events: QueuedEvent[], reason: DropReason, error?: ServiceError) => void;
 }
 
+/** An attribute rule of an audience; the ruleset's local campaigns have only these. */
+export interface AttributeRule {
+  ruleType?: 'attribute';
+  field: string;
+  operator: 'equals' | 'not_equals' | 'contains' | 'not_contains' | 'starts_with' | 'ends_with'
+    | 'greater_than' | 'greater_than_or_equal' | 'less_than' | 'less_than_or_equal'
+    | 'in' | 'not_in' | 'exists' | 'not_exists';
+  value?: string | number | boolean | Array<string | number | boolean>;
+}
+
+/** An audience's definition; rules on events make a campaign remote. */
+export interface AudienceDefinition {
+  logic?: 'AND' | 'OR';
+  rules: Array<AttributeRule | { ruleType: 'event'; [field: string]: unknown }>;
+}
+
+export interface RulesetVariant {
+  id: number;
+  name: string;
+  trafficAllocation: number;
+  contentViewId: number | null;
+  isControl: boolean;
+}
+
+/** One active campaign of a ruleset. */
+export interface RulesetCampaign {
+  id: number;
+  key: string;
+  /** "remote": round robin, or rules on events; only the server evaluates it. */
+  evaluation: 'local' | 'remote';
+  assignmentType: 'weighted' | 'round_robin';
+  namespace: { id: string; range: [number, number] } | null;
+  audience: AudienceDefinition | null;
+  variants: RulesetVariant[];
+}
+
+/** The app's ruleset: GET /apps-external/{appId}/ruleset. */
+export interface Ruleset {
+  version: string;
+  campaigns: RulesetCampaign[];
+  /** The published content blocks the variants show. */
+  contentViews?: ContentView[];
+}
+
+/** A visitor as local evaluation reads it. */
+export interface Visitor {
+  userId?: string | null;
+  sessionId?: string | null;
+  attributes?: Record<string, unknown> | null;
+}
+
+/** A ruleset campaign prepared by compileCampaign. */
+export interface CompiledCampaign {
+  readonly id: number;
+  readonly key: string;
+  /** Whether this SDK evaluates it; false: only the server does. */
+  readonly local: boolean;
+  readonly entry: RulesetCampaign;
+}
+
+/** evaluateCampaign's answer. */
+export type LocalEvaluation = { variant: RulesetVariant; reason?: undefined } | { variant?: undefined; reason: 'not_in_namespace' | 'not_in_audience' };
+
 /** What the SDK passes to fetch. */
 export interface FetchInit {
   method: string;
@@ -281,3 +344,11 @@ export declare function createClient(options: ClientOptions): Client;
 export declare function memoryStorage(): AsyncStorageLike;
 export declare function backoffDelay(attempt: number, base?: number, max?: number, random?: () => number): number;
 export declare function renderContent<E extends RenderTarget>(block: Renderable, element: E, options?: RenderOptions): E;
+/** Prepares a ruleset's campaign for evaluateCampaign. */
+export declare function compileCampaign(entry: RulesetCampaign): CompiledCampaign;
+/** Evaluates a compiled local campaign for a visitor as the server's first assignment would. */
+export declare function evaluateCampaign(campaign: CompiledCampaign, visitor: Visitor): LocalEvaluation;
+/** GrowthBook's hash version 2 times 10000: the bucket of userKey under seed ("<campaignId>:"). */
+export declare function hashBucket(seed: string, userKey: string): number;
+/** Whether userKey falls in [start, end) of namespace id, as GrowthBook decides it. */
+export declare function inNamespace(id: string, userKey: string, start: number, end: number): boolean;

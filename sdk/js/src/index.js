@@ -205,6 +205,290 @@ function apiBase(baseUrl) {
   return `${m[1] + path}/v1`;
 }
 
+// --- local evaluation ---------------------------------------------------
+
+// The server's assignment, ported exactly (assign/assign.go and the
+// attribute part of rules/rules.go), so that a campaign evaluated here
+// answers what the variant route would. testdata/assignment_vectors.json
+// holds the cases both must agree on.
+//
+// A string reaches the server as JSON, where a lone surrogate is read as
+// U+FFFD: hashing and comparisons here read it so too.
+
+const FNV_OFFSET = 2166136261;
+const FNV_PRIME = 16777619;
+const surrogate = /[\uD800-\uDFFF]/;
+
+// fnvString mixes the UTF-16 units of s into h, a lone surrogate as U+FFFD.
+function fnvString(h, s) {
+  const n = s.length;
+  for (let i = 0; i < n; i++) {
+    let c = s.charCodeAt(i);
+    if (c >= 0xD800 && c <= 0xDFFF) {
+      const d = i + 1 < n ? s.charCodeAt(i + 1) : 0;
+      if (c <= 0xDBFF && d >= 0xDC00 && d <= 0xDFFF) {
+        h = Math.imul(h ^ c, FNV_PRIME) >>> 0;
+        c = d;
+        i++;
+      } else c = 0xFFFD;
+    }
+    h = Math.imul(h ^ c, FNV_PRIME) >>> 0;
+  }
+  return h;
+}
+
+/**
+ * hashBucket answers GrowthBook's hash version 2 of userKey under seed,
+ * times 10000: fnv1a32(String(fnv1a32(seed + userKey))) % 10000. A
+ * campaign's seed is its id followed by ':'.
+ */
+export function hashBucket(seed, userKey) {
+  const inner = fnvString(fnvString(FNV_OFFSET, seed), userKey);
+  return fnvString(FNV_OFFSET, String(inner)) % 10000;
+}
+
+/**
+ * inNamespace answers whether userKey falls in [start, end) of the
+ * namespace id, as GrowthBook's inNamespace decides it.
+ */
+export function inNamespace(id, userKey, start, end) {
+  const n = (fnvString(fnvString(FNV_OFFSET, userKey), `__${id}`) % 1000) / 1000;
+  return n >= start && n < end;
+}
+
+// pickVariant is assign.Pick: the index whose range holds the bucket,
+// boundaries compared in units of 1/10000 from the rounded running sum.
+function pickVariant(bucket, weights) {
+  let last = -1;
+  let sum = 0;
+  for (let i = 0; i < weights.length; i++) {
+    const w = weights[i];
+    if (!(w > 0)) continue;
+    last = i;
+    sum += w;
+    // Go's math.Round rounds halves away from zero, Math.round up: the
+    // same for the positive sums here.
+    if (bucket < Math.round(sum * 100)) return i;
+  }
+  return last;
+}
+
+// wellFormed answers s as the server reads it: lone surrogates as U+FFFD.
+function wellFormed(s) {
+  if (!surrogate.test(s)) return s;
+  let out = '';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < s.length) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xDC00 && d <= 0xDFFF) {
+        out += s[i] + s[i + 1];
+        i++;
+        continue;
+      }
+    }
+    out += c >= 0xD800 && c <= 0xDFFF ? '\uFFFD' : s[i];
+  }
+  return out;
+}
+
+// compareStrings orders well-formed strings by code point, as Go orders
+// their UTF-8 bytes; JavaScript's < orders UTF-16 units, which puts an
+// astral character before U+E000..U+FFFF.
+function compareStrings(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xD800 && y >= 0xD800) {
+      // Surrogates (astral code points) sort after U+E000..U+FFFF.
+      x += x >= 0xE000 ? -0x800 : 0x2000;
+      y += y >= 0xE000 ? -0x800 : 0x2000;
+    }
+    return x < y ? -1 : 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
+}
+
+// Kinds of values, as rules.go classifies them.
+const K_MISSING = 0;
+const K_STRING = 2;
+const K_NUMBER = 3;
+const K_BOOL = 4;
+const K_OTHER = 5;
+
+// kindOf answers the kind of an attribute as the server would see it
+// after JSON: undefined, functions and non-finite numbers become missing
+// or null (both fail every positive operator), a Date its ISO string.
+function kindOf(v) {
+  switch (typeof v) {
+    case 'string': return K_STRING;
+    case 'number': return Number.isFinite(v) ? K_NUMBER : K_MISSING;
+    case 'boolean': return K_BOOL;
+    case 'object':
+      if (v === null) return K_MISSING;
+      return K_OTHER;
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return K_MISSING;
+    default:
+      return K_OTHER;
+  }
+}
+
+// jsonValue unwraps what JSON.stringify unwraps: toJSON (a Date) and the
+// Number, String and Boolean wrappers.
+function jsonValue(v) {
+  if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+    if (typeof v.toJSON === 'function') return v.toJSON('');
+    if (v instanceof Number || v instanceof String || v instanceof Boolean) return v.valueOf();
+  }
+  return v;
+}
+
+const OPS = {
+  equals: ['eq', false], not_equals: ['eq', true],
+  contains: ['contains', false], not_contains: ['contains', true],
+  starts_with: ['prefix', false], ends_with: ['suffix', false],
+  greater_than: ['gt', false], greater_than_or_equal: ['gte', false],
+  less_than: ['lt', false], less_than_or_equal: ['lte', false],
+  in: ['in', false], not_in: ['in', true],
+  exists: ['exists', false], not_exists: ['exists', true],
+};
+
+const hasOwn = Object.prototype.hasOwnProperty;
+
+function ruleValue(v) {
+  return typeof v === 'string' ? wellFormed(v) : v;
+}
+
+// compileRule answers a rule's test of one attribute value, or null when
+// the rule is not one this evaluator knows (an event rule).
+function compileRule(r) {
+  if (!r || typeof r !== 'object' || (r.ruleType != null && r.ruleType !== 'attribute')) return null;
+  const op = OPS[r.operator];
+  if (!op || typeof r.field !== 'string') return null;
+  const [base, negate] = op;
+  const field = r.field;
+  let test;
+  const val = ruleValue(r.value);
+  const vk = kindOf(val);
+  switch (base) {
+    case 'eq':
+      test = (k, v) => k === vk && v === val;
+      break;
+    case 'contains':
+      test = (k, v) => k === K_STRING && v.includes(val);
+      break;
+    case 'prefix':
+      test = (k, v) => k === K_STRING && v.startsWith(val);
+      break;
+    case 'suffix':
+      test = (k, v) => k === K_STRING && v.endsWith(val);
+      break;
+    case 'gt': case 'gte': case 'lt': case 'lte': {
+      const cmp = vk === K_NUMBER ? (v) => (v < val ? -1 : v > val ? 1 : 0) : (v) => compareStrings(v, val);
+      const want = { gt: (c) => c > 0, gte: (c) => c >= 0, lt: (c) => c < 0, lte: (c) => c <= 0 }[base];
+      test = (k, v) => k === vk && (vk === K_NUMBER || vk === K_STRING) && want(cmp(v));
+      break;
+    }
+    case 'in': {
+      const strs = new Set();
+      const nums = new Set();
+      let t = false;
+      let f = false;
+      for (const x of Array.isArray(val) ? val : []) {
+        if (typeof x === 'string') strs.add(wellFormed(x));
+        else if (typeof x === 'number') nums.add(x);
+        else if (x === true) t = true;
+        else if (x === false) f = true;
+      }
+      test = (k, v) => (k === K_STRING ? strs.has(v) : k === K_NUMBER ? nums.has(v) : k === K_BOOL ? (v ? t : f) : false);
+      break;
+    }
+    case 'exists':
+      test = (k) => k !== K_MISSING;
+      break;
+    default:
+      return null;
+  }
+  return (attrs) => {
+    let v = attrs != null && hasOwn.call(attrs, field) ? jsonValue(attrs[field]) : undefined;
+    const k = kindOf(v);
+    if (k === K_STRING) v = wellFormed(v);
+    return test(k, v) !== negate;
+  };
+}
+
+// compileAudience answers the definition's test of an attributes object,
+// or null when some rule cannot be evaluated here.
+function compileAudience(def) {
+  if (def == null) return () => true;
+  if (typeof def !== 'object' || !Array.isArray(def.rules) || def.rules.length === 0) return null;
+  const tests = [];
+  for (const r of def.rules) {
+    const t = compileRule(r);
+    if (!t) return null;
+    tests.push(t);
+  }
+  const n = tests.length;
+  if (def.logic === 'OR') {
+    return (attrs) => {
+      for (let i = 0; i < n; i++) if (tests[i](attrs)) return true;
+      return false;
+    };
+  }
+  if (def.logic != null && def.logic !== 'AND') return null;
+  return (attrs) => {
+    for (let i = 0; i < n; i++) if (!tests[i](attrs)) return false;
+    return true;
+  };
+}
+
+/**
+ * compileCampaign prepares a ruleset's campaign entry for
+ * evaluateCampaign. Its `local` is false for a campaign that only the
+ * server can evaluate (round robin, rules on events).
+ */
+export function compileCampaign(entry) {
+  const variants = (Array.isArray(entry?.variants) ? entry.variants : []).slice().sort((a, b) => a.id - b.id);
+  const audience = entry?.audience == null ? null : compileAudience(entry.audience);
+  const ns = entry?.namespace && Array.isArray(entry.namespace.range) ? entry.namespace : null;
+  const local = entry?.evaluation !== 'remote' && (entry?.assignmentType ?? 'weighted') === 'weighted'
+    && (entry?.audience == null || audience !== null) && variants.length > 0;
+  return {
+    id: entry?.id,
+    key: entry?.key,
+    local,
+    entry,
+    variants,
+    weights: variants.map((v) => Number(v.trafficAllocation)),
+    seed: `${entry?.id}:`,
+    ns: ns ? [String(ns.id), Number(ns.range[0]), Number(ns.range[1])] : null,
+    audience,
+  };
+}
+
+/**
+ * evaluateCampaign answers a compiled local campaign for one visitor
+ * ({userId, sessionId, attributes}) as the server's first assignment
+ * would: {variant} (the ruleset's variant entry) or {reason}:
+ * "not_in_namespace" (checked first) or "not_in_audience". A visitor
+ * known only by a session has no profile, so a campaign with an
+ * audience does not take them.
+ */
+export function evaluateCampaign(c, visitor) {
+  const userId = visitor?.userId ? String(visitor.userId) : '';
+  const key = userId || (visitor?.sessionId ? String(visitor.sessionId) : '');
+  if (c.ns && !inNamespace(c.ns[0], key, c.ns[1], c.ns[2])) return { reason: 'not_in_namespace' };
+  if (c.audience && (!userId || !c.audience(visitor.attributes))) return { reason: 'not_in_audience' };
+  let i = pickVariant(hashBucket(c.seed, key), c.weights);
+  if (i < 0) i = 0;
+  return { variant: c.variants[i] };
+}
+
 /**
  * createClient returns a client for one app. See README.md for the
  * options; `key` and `appId` are required.

@@ -5,7 +5,8 @@
 import {
   createClient, renderContent, memoryStorage, ServiceError,
   type VariantAnswer, type QueuedEvent, type Profile, type ContentBlock, type VariantList,
-  type FlushResult, type TrackResult, type FormSubmission,
+  type FlushResult, type TrackResult, type FormSubmission, type Ruleset,
+  compileCampaign, evaluateCampaign, hashBucket, inNamespace,
 } from '../src/index.js';
 
 async function example(el: HTMLElement): Promise<void> {
@@ -57,3 +58,13 @@ async function example(el: HTMLElement): Promise<void> {
   void closed.pending;
 }
 void example;
+
+function localEvaluation(rs: Ruleset): void {
+  const c = compileCampaign(rs.campaigns[0]);
+  const ev = evaluateCampaign(c, { userId: 'u', attributes: { age: 3 } });
+  const vid: number | undefined = ev.variant?.id;
+  const n: number = hashBucket('1:', 'u');
+  const inside: boolean = inNamespace('ns', 'u', 0, 0.5);
+  void vid; void n; void inside;
+}
+void localEvaluation;
