@@ -17,6 +17,9 @@ type VariantRequest struct {
 	// merged records that Attributes are in the profile, so one request
 	// never merges them twice.
 	merged bool
+	// expect, for an exposure, is the variant the client showed: a new
+	// user is assigned only if the server picks that variant too.
+	expect int64
 }
 
 // key returns the user key the contract assigns by: userId when given,
@@ -183,6 +186,8 @@ func (db *DB) evaluate(ctx context.Context, lc *liveCampaign, req *VariantReques
 		return evaluation{variant: -1, reason: ReasonNotActive}, nil
 	case out.notInAudience:
 		return evaluation{variant: -1, reason: ReasonNotInAudience}, nil
+	case out.mismatch:
+		return evaluation{variant: -1, reason: ReasonVariantMismatch}, nil
 	}
 	db.assigned.put(ck, out.variantID)
 	i := lc.variantIndex(out.variantID)
@@ -200,8 +205,11 @@ type assignOutcome struct {
 	running       bool
 	merged        bool // the request's attributes went into the profile
 	notInAudience bool
-	variantID     int64
-	recorded      bool
+	// mismatch: an exposure of a variant other than the user's; nothing
+	// was written.
+	mismatch  bool
+	variantID int64
+	recorded  bool
 }
 
 // assign answers a user the variant memory did not know: the stored
@@ -276,11 +284,31 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 			idx = 0
 		}
 		vid = lc.variants[idx].id
+		if req.expect != 0 && vid != req.expect {
+			return tx.mismatched(lc, key, out)
+		}
 	}
 	// Written at the commit with the batch's other first assignments, which
 	// answers out (see flushAssignments). Round robin takes the campaign's
 	// counter there too, before any assignment's key is locked (roundRobin).
 	tx.assignLater(ref, vid, out, lc, kind, user)
+	return nil
+}
+
+// mismatched answers an exposure whose variant is not the one the hash
+// gives the user: refused, unless the user holds that variant already,
+// assigned before the allocations last changed (a targeted campaign looked
+// for a stored assignment before its audience check).
+func (tx *Tx) mismatched(lc *liveCampaign, key string, out *assignOutcome) error {
+	if lc.audienceID == 0 {
+		err := tx.queryRow(`SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, lc.id, key).Scan(&out.variantID)
+		if err == nil {
+			return nil
+		} else if !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+	}
+	out.mismatch = true
 	return nil
 }
 
