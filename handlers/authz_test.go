@@ -48,6 +48,7 @@ var authzPolicy = map[string]string{
 	"POST /apps-external/:appId/variants":                           "sdk",
 	"GET /apps-external/:appId/ruleset":                             "sdk",
 	"GET /apps-external/:appId/ruleset/stream":                      "sdk",
+	"POST /apps-external/:appId/exposures":                          "sdk",
 
 	"GET /apps/:appId/content":                            "manage",
 	"POST /apps/:appId/content":                           "manage",

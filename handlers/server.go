@@ -189,7 +189,8 @@ func (s *Server) routes() *httprouter.Router {
 	// Local evaluation: the rules of the app's active campaigns, for SDKs
 	// that assign in process, and a stream of their version.
 	add("GET", "/apps-external/:appId/ruleset", sdk, s.handleRuleset)
-	add("GET", rulesetStreamPath, sdk, s.handleRulesetStream) // the key may come as ?key=
+	add("GET", rulesetStreamPath, sdk, s.handleRulesetStream)              // the key may come as ?key=
+	add("POST", "/apps-external/:appId/exposures", sdk, s.handleExposures) // up to 100, one result each
 
 	// Content blocks. Publish, archive and unpublish are PATCH with a status.
 	add("GET", "/apps/:appId/content", manage, s.handleContentList)
