@@ -367,3 +367,12 @@ CREATE TABLE guardrail_regressions (
 ) WITHOUT ROWID;
 CREATE INDEX guardrail_regressions_metric ON guardrail_regressions(metric_id);
 CREATE INDEX guardrail_regressions_variant ON guardrail_regressions(variant_id);
+
+CREATE TABLE session_links (
+    app_id     INTEGER NOT NULL REFERENCES apps(id) ON DELETE CASCADE,
+    session_id TEXT    NOT NULL,
+    user_id    TEXT    NOT NULL,
+    linked_at  INTEGER NOT NULL,
+    PRIMARY KEY (app_id, session_id)
+) WITHOUT ROWID;
+CREATE INDEX session_links_user ON session_links(app_id, user_id);

@@ -1089,17 +1089,24 @@ func TestCampaignVariantSession(t *testing.T) {
 	if b := campaignAssign(e, id, map[string]any{"sessionId": "sess-abc"}); *b.ImpressionRecorded || *b.VariantID != *a.VariantID {
 		t.Fatalf("repeat session: %+v", b)
 	}
-	// userId, when given, is the key: the same session under a user is a
-	// new user.
+	// userId, when given, is the key; a request naming both ids links the
+	// session to the user, who takes the session's assignment: no new
+	// impression.
 	u := campaignAssign(e, id, map[string]any{"userId": "alice", "sessionId": "sess-abc"})
-	if !*u.ImpressionRecorded {
-		t.Fatal("userId with a known session: impressionRecorded=false, want a new key")
-	}
-	if got, want := *u.VariantID, vids[assign.Pick(assign.Bucket(id, "alice"), weights)]; got != want {
-		t.Fatalf("variant=%d, want %d (hash of the userId)", got, want)
+	if *u.ImpressionRecorded || *u.VariantID != *a.VariantID {
+		t.Fatalf("userId with the session: %+v, want the session's variant %d and no impression", u, *a.VariantID)
 	}
 	if u2 := campaignAssign(e, id, map[string]any{"userId": "alice", "sessionId": "another"}); *u2.ImpressionRecorded || *u2.VariantID != *u.VariantID {
 		t.Fatalf("same userId, other session: %+v", u2)
+	}
+	// A user without a session is a key of its own, by the hash of the
+	// userId.
+	b := campaignAssign(e, id, map[string]any{"userId": "bob"})
+	if !*b.ImpressionRecorded {
+		t.Fatal("new userId: impressionRecorded=false")
+	}
+	if got, want := *b.VariantID, vids[assign.Pick(assign.Bucket(id, "bob"), weights)]; got != want {
+		t.Fatalf("variant=%d, want %d (hash of the userId)", got, want)
 	}
 	if got, want := campaignImpressions(e, id), int64(2); got != want {
 		t.Fatalf("totalImpressions=%d, want %d", got, want)

@@ -30,6 +30,7 @@ var errorStatus = map[string]struct {
 	store.EINVALID:   {http.StatusBadRequest, "INVALID_REQUEST"},
 	store.ENOTFOUND:  {http.StatusNotFound, "NOT_FOUND"},
 	store.EFORBIDDEN: {http.StatusForbidden, "FORBIDDEN"},
+	store.ELINKED:    {http.StatusConflict, "SESSION_LINKED"},
 	store.EINTERNAL:  {http.StatusInternalServerError, "INTERNAL_ERROR"},
 }
 

@@ -5,9 +5,11 @@ import (
 )
 
 // userBody is the body of the profile routes; attributes merge shallowly
-// into the stored profile, and a key set to null removes it.
+// into the stored profile, and a key set to null removes it. identify's
+// sessionId links that session to the user.
 type userBody struct {
 	UserID     *string        `json:"userId"`
+	SessionID  string         `json:"sessionId"`
 	Attributes map[string]any `json:"attributes"`
 }
 
@@ -27,7 +29,8 @@ func (s *Server) handleUserGet(w http.ResponseWriter, r *http.Request) {
 	s.respond(w, r, http.StatusOK, p, err)
 }
 
-// handleIdentify is the SDK's way to attach attributes to a user.
+// handleIdentify is the SDK's way to attach attributes to a user, and to
+// link the session it kept before sign-in to that user.
 func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) {
 	var in userBody
 	if !decodeJSON(w, r, &in) {
@@ -37,6 +40,6 @@ func (s *Server) handleIdentify(w http.ResponseWriter, r *http.Request) {
 		fieldError(w, "userId", "is required")
 		return
 	}
-	p, err := s.DB.IdentifyUser(r.Context(), appID(r), *in.UserID, in.Attributes)
+	p, err := s.DB.IdentifySession(r.Context(), appID(r), *in.UserID, in.SessionID, in.Attributes)
 	s.respond(w, r, http.StatusOK, p, err)
 }

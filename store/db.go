@@ -72,6 +72,10 @@ type DB struct {
 	assigned  *userCache
 	known     *userCache
 	converted *userCache // (campaign, user) that converted: no second try
+	// links holds the outcome of linking a (session, user) pair, which
+	// never changes: a variant request naming both links them once per
+	// process (see links.go).
+	links *userCache
 	// runningReads counts the campaign reads of stillRunning, for tests.
 	runningReads atomic.Int64
 	// covariateReads counts the covariate queries, for tests.
@@ -197,6 +201,7 @@ func (db *DB) initCaches() {
 	db.assigned = newUserCache(1 << 10)
 	db.known = newUserCache(1 << 9)
 	db.converted = newUserCache(1 << 9)
+	db.links = newUserCache(1 << 9)
 	db.audiences = newAudienceCache()
 }
 

@@ -102,8 +102,17 @@ func (tx *Tx) mergeUser(appID int64, userID string, attrs map[string]any) error 
 // a key set to null is removed), creating the profile when needed, and
 // returns the profile. It is an SDK hot path, so it joins the group commit.
 func (db *DB) IdentifyUser(ctx context.Context, appID int64, userID string, attrs map[string]any) (*UserProfile, error) {
+	return db.IdentifySession(ctx, appID, userID, "", attrs)
+}
+
+// IdentifySession is IdentifyUser that also links sessionID, when given,
+// to the user, in the same transaction (see links.go). A session linked
+// to another user is ELINKED, and then nothing is written: not the
+// attributes either.
+func (db *DB) IdentifySession(ctx context.Context, appID int64, userID, sessionID string, attrs map[string]any) (*UserProfile, error) {
 	fe := FieldErrors{}
 	checkUserID(fe, "userId", userID)
+	checkLen(fe, "sessionId", sessionID, MaxUserIDLen)
 	// Refusing what is wrong whatever the stored profile holds before
 	// joining a batch spares the batch a rollback and retry.
 	checkAttributes(fe, attrs)
@@ -114,7 +123,15 @@ func (db *DB) IdentifyUser(ctx context.Context, appID int64, userID string, attr
 		return nil, err
 	}
 	var p *UserProfile
+	var outcome int64
 	err := db.batch.do(ctx, func(tx *Tx) error {
+		p, outcome = nil, 0
+		if sessionID != "" {
+			var err error
+			if outcome, err = tx.linkSession(appID, sessionID, userID); err != nil || outcome == linkOther {
+				return err
+			}
+		}
 		if err := tx.touchUser(appID, userID, attrs); err != nil {
 			return err
 		}
@@ -122,6 +139,9 @@ func (db *DB) IdentifyUser(ctx context.Context, appID int64, userID string, attr
 		p, err = scanUserProfile(tx.queryRow(`SELECT user_id, attributes, first_seen, last_seen FROM users WHERE app_id = ? AND user_id = ?`, appID, userID))
 		return err
 	})
+	if err == nil && outcome == linkOther {
+		err = errLinkedElsewhere(sessionID)
+	}
 	return p, err
 }
 

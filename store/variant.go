@@ -54,6 +54,9 @@ func (db *DB) answerOne(ctx context.Context, appID, campaignID int64, req *Varia
 	if err != nil {
 		return dst, err
 	}
+	if err := db.linkPair(ctx, appID, req); err != nil {
+		return dst, err
+	}
 	ev, err := db.evaluate(ctx, lc, req)
 	if err != nil {
 		return dst, err
@@ -98,6 +101,9 @@ func (db *DB) Variants(ctx context.Context, appID int64, req *VariantRequest, ds
 func (db *DB) answerAll(ctx context.Context, appID int64, req *VariantRequest, dst []byte, enc encoder, assignedOnly bool) ([]byte, error) {
 	list, err := db.activeCampaigns(ctx, appID)
 	if err != nil {
+		return dst, err
+	}
+	if err := db.linkPair(ctx, appID, req); err != nil {
 		return dst, err
 	}
 	if err := db.noteAttributes(ctx, appID, req); err != nil {

@@ -407,6 +407,13 @@ CREATE TABLE public.rate_limit_windows (
     used bigint NOT NULL
 );
 
+CREATE TABLE public.session_links (
+    app_id bigint NOT NULL,
+    session_id text NOT NULL COLLATE pg_catalog."C",
+    user_id text NOT NULL COLLATE pg_catalog."C",
+    linked_at bigint NOT NULL
+);
+
 CREATE TABLE public.users (
     app_id bigint NOT NULL,
     user_id text NOT NULL COLLATE pg_catalog."C",
@@ -578,6 +585,9 @@ ALTER TABLE ONLY public.metrics
 ALTER TABLE ONLY public.rate_limit_windows
     ADD CONSTRAINT rate_limit_windows_pkey PRIMARY KEY (app_id, class, minute);
 
+ALTER TABLE ONLY public.session_links
+    ADD CONSTRAINT session_links_pkey PRIMARY KEY (app_id, session_id);
+
 ALTER TABLE ONLY public.users
     ADD CONSTRAINT users_pkey PRIMARY KEY (app_id, user_id);
 
@@ -649,6 +659,8 @@ CREATE INDEX guardrail_regressions_variant ON public.guardrail_regressions USING
 CREATE INDEX metric_sums_metric ON public.metric_sums USING btree (metric_id);
 
 CREATE INDEX metric_values_metric ON public.metric_values USING btree (metric_id);
+
+CREATE INDEX session_links_user ON public.session_links USING btree (app_id, user_id);
 
 CREATE INDEX webhook_attempts_delivery ON public.webhook_attempts USING btree (delivery_id, id);
 
@@ -737,6 +749,9 @@ ALTER TABLE ONLY public.metric_values
 
 ALTER TABLE ONLY public.metrics
     ADD CONSTRAINT metrics_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(id) ON DELETE CASCADE;
+
+ALTER TABLE ONLY public.session_links
+    ADD CONSTRAINT session_links_app_id_fkey FOREIGN KEY (app_id) REFERENCES public.apps(id) ON DELETE CASCADE;
 
 ALTER TABLE ONLY public.webhook_attempts
     ADD CONSTRAINT webhook_attempts_delivery_id_fkey FOREIGN KEY (delivery_id) REFERENCES public.webhook_deliveries(id) ON DELETE CASCADE;

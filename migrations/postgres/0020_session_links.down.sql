@@ -1,0 +1,2 @@
+DROP INDEX session_links_user;
+DROP TABLE session_links;

@@ -1,0 +1,212 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+)
+
+// Identity: a visitor known by a sessionId who signs in as a userId is one
+// person. Linking the session to the user (session_links) makes them so,
+// per campaign of the app:
+//
+//   - the session is assigned and the user is not: the user takes a copy
+//     of the session's assignment (variant, time, conversion, covariate),
+//     counted as no new impression, and the session's per-user metric
+//     values become the user's;
+//   - both are assigned: the user's assignment stands; nothing moves, and
+//     what each counted before the link stays counted once;
+//   - neither, or only the user: nothing to do.
+//
+// From then on an event is counted once, for one assignment (see
+// convertStmt and countMetric): its userId's, or, when it has none or
+// that user holds no assignment in the campaign, the person its sessionId
+// belongs to: the linked user when that user is assigned in the campaign,
+// else the session itself. A session linked to a user assigned in the
+// campaign therefore never counts on its own row again. A request by the
+// sessionId alone is answered from the session's row, which the link left
+// in place: the same variant (in the first case, the user's), and no new
+// impression.
+//
+// A session links to one user, once: the primary key of session_links
+// refuses a second, and a link is never rewritten, so every process may
+// keep what it learnt of a session in memory (links).
+
+// ELINKED is the code of an identify that names a session already linked
+// to another user.
+const ELINKED = "session_linked"
+
+// Link outcomes, as linkSession finds them.
+const (
+	linkNew   = 1 // this transaction linked the pair
+	linkSame  = 2 // the pair was linked already
+	linkOther = 3 // the session is linked to another user
+)
+
+// linkedKey is the key of the links cache for a session and a user: the
+// value is the outcome last found for that pair, linkSame or linkOther,
+// both final.
+func linkedKey(appID int64, sessionID, userID string) userKey {
+	return userKey{appID, 'l', sessionID + "\x00" + userID}
+}
+
+// linkPair links the session and the user of a variant request that names
+// both, before it is answered: once per pair and process, since the
+// outcome never changes. A session linked to another user links nothing,
+// and the request is answered as for the userId alone.
+func (db *DB) linkPair(ctx context.Context, appID int64, req *VariantRequest) error {
+	if req.UserID == "" || req.SessionID == "" {
+		return nil
+	}
+	k := linkedKey(appID, req.SessionID, req.UserID)
+	if _, ok := db.links.get(k); ok {
+		return nil
+	}
+	return db.batch.do(ctx, func(tx *Tx) error {
+		_, err := tx.linkSession(appID, req.SessionID, req.UserID)
+		return err
+	})
+}
+
+// linkSession links the session to the user in the transaction, and
+// returns what it found (linkNew, linkSame, linkOther). A new link gives
+// the user the session's assignments where the user has none (see the top
+// of this file). It never fails for linkOther: the caller decides, so a
+// group commit is not rolled back for one refused pair.
+func (tx *Tx) linkSession(appID int64, sessionID, userID string) (int64, error) {
+	fe := FieldErrors{}
+	checkUserID(fe, "userId", userID)
+	checkUserID(fe, "sessionId", sessionID)
+	if err := fe.Err(); err != nil {
+		return 0, err
+	}
+	k := linkedKey(appID, sessionID, userID)
+	// The session's assignments queued earlier in this batch go in first,
+	// so that the link finds them.
+	if err := tx.flushAssignments(); err != nil {
+		return 0, err
+	}
+	now := ms(tx.now)
+	r, err := tx.exec(`INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (app_id, session_id) DO NOTHING`, appID, sessionID, userID, now)
+	if err != nil {
+		return 0, err
+	}
+	if n, err := r.RowsAffected(); err != nil {
+		return 0, err
+	} else if n == 0 {
+		var owner string
+		if err := tx.queryRow(`SELECT user_id FROM session_links WHERE app_id = ? AND session_id = ?`, appID, sessionID).Scan(&owner); err != nil {
+			return 0, err
+		}
+		outcome := int64(linkSame)
+		if owner != userID {
+			outcome = linkOther
+		}
+		tx.after = append(tx.after, func() { tx.db.links.put(k, outcome) })
+		return outcome, nil
+	}
+	// Written now rather than at the commit (seeUser): a user first
+	// recorded by a commit counts no covariate there (isFresh), and this
+	// one may own the session's events already.
+	if err := tx.touchUser(appID, userID, nil); err != nil {
+		return 0, err
+	}
+	if err := tx.copyAssignments(appID, sessionID, userID); err != nil {
+		return 0, err
+	}
+	tx.after = append(tx.after, func() { tx.db.links.put(k, linkSame) })
+	return linkNew, nil
+}
+
+// sessionRow is an assignment of a session that its link gives the user.
+type sessionRow struct {
+	campaign, variant, assignedAt, covariate int64
+	convertedAt                              sql.NullInt64
+}
+
+// copyAssignments gives the user a copy of each assignment of the session
+// in a campaign of the app where the user has none, and moves the
+// session's metric values there with it. The campaigns are read one
+// primary-key probe each, in id order, which is also the order their rows
+// are locked in.
+func (tx *Tx) copyAssignments(appID int64, sessionID, userID string) error {
+	skey, ukey := storedKey('s', sessionID), storedKey('u', userID)
+	rows, err := tx.query(`SELECT a.campaign_id, a.variant_id, a.assigned_at, a.converted_at, a.covariate
+		FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = ?
+		WHERE c.app_id = ? AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = ?)
+		ORDER BY c.id`, skey, appID, ukey)
+	if err != nil {
+		return err
+	}
+	var list []sessionRow
+	for rows.Next() {
+		var s sessionRow
+		if err := rows.Scan(&s.campaign, &s.variant, &s.assignedAt, &s.convertedAt, &s.covariate); err != nil {
+			rows.Close()
+			return err
+		}
+		list = append(list, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, s := range list {
+		// DO NOTHING: the user's own first assignment, committed by
+		// another process since the read above, stands.
+		r, err := tx.exec(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, converted_at, covariate)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, user_key) DO NOTHING`,
+			s.campaign, ukey, s.variant, s.assignedAt, s.convertedAt, s.covariate)
+		if err != nil {
+			return err
+		}
+		if n, err := r.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			continue
+		}
+		if _, err := tx.exec(`UPDATE metric_values SET user_key = ? WHERE campaign_id = ?
+			AND metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND user_key = ?`,
+			ukey, s.campaign, appID, skey); err != nil {
+			return err
+		}
+		ck, vid := userKey{s.campaign, 'u', userID}, s.variant
+		converted := s.convertedAt.Valid
+		tx.after = append(tx.after, func() {
+			tx.db.assigned.put(ck, vid)
+			if converted {
+				tx.db.converted.put(ck, vid)
+			}
+		})
+	}
+	return nil
+}
+
+// errLinkedElsewhere is the refusal of an identify that names a session
+// linked to another user.
+func errLinkedElsewhere(sessionID string) error {
+	return &Error{Code: ELINKED, Message: "the session is linked to another user",
+		Details: map[string]any{"sessionId": sessionID}}
+}
+
+// SessionLink is a session linked to a user.
+type SessionLink struct {
+	SessionID string `json:"sessionId"`
+	UserID    string `json:"userId"`
+	LinkedAt  Time   `json:"linkedAt"`
+}
+
+// FindSessionLink returns the link of a session, ENOTFOUND when it has none.
+func (db *DB) FindSessionLink(ctx context.Context, appID int64, sessionID string) (*SessionLink, error) {
+	l := &SessionLink{SessionID: sessionID}
+	var at int64
+	err := db.readRow(ctx, `SELECT user_id, linked_at FROM session_links WHERE app_id = ? AND session_id = ?`, appID, sessionID).Scan(&l.UserID, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("session link")
+	} else if err != nil {
+		return nil, err
+	}
+	l.LinkedAt = NewTime(fromMS(at))
+	return l, nil
+}
