@@ -601,14 +601,22 @@ func TestEventConversionSessionID(t *testing.T) {
 func TestEventConversionUserID(t *testing.T) {
 	e, clock := evSetup(t)
 	c := e.evCreateCampaign("purchase", nil)
-	// userId wins over sessionId as the key of the assignment.
-	e.evAssign(c.id, map[string]any{"userId": "u1", "sessionId": "sess-1"})
+	// userId wins over sessionId as the key of the assignment; a session
+	// named like the user is someone else.
+	e.evAssign(c.id, map[string]any{"userId": "u1"})
 	clock.Add(time.Second)
-	e.evLog(map[string]any{"eventId": "purchase", "sessionId": "sess-1"})
 	e.evLog(map[string]any{"eventId": "purchase", "sessionId": "u1"})
 	e.evWantConversions(c, 0, 0)
 	e.evLog(map[string]any{"eventId": "purchase", "userId": "u1", "sessionId": "another"})
 	e.evWantConversions(c, 1, 0)
+	// The request naming both ids linked the session to the user: the
+	// session's purchase is the user's, who converted already.
+	e.evAssign(c.id, map[string]any{"userId": "u2", "sessionId": "sess-2"})
+	clock.Add(time.Second)
+	e.evLog(map[string]any{"eventId": "purchase", "sessionId": "sess-2"})
+	e.evWantConversions(c, 1, 1)
+	e.evLog(map[string]any{"eventId": "purchase", "userId": "u2"})
+	e.evWantConversions(c, 1, 1)
 }
 
 func TestEventConversionOtherApp(t *testing.T) {

@@ -19,7 +19,9 @@ import (
 // userId, found through the event index; a visitor assigned by sessionId
 // counts the events with that sessionId and no userId, found through
 // events_app_session, which holds only such events, so that events with a
-// userId cost nothing more to log.
+// userId cost nothing more to log. A user's covariate also counts the
+// events their linked sessions logged without a userId (session_links),
+// once each: a visitor who signed in is one person before and after.
 
 // msPerDay is one lookback day in milliseconds.
 const msPerDay = 24 * msPerHour
@@ -115,7 +117,11 @@ func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign,
 		recent = tx.recentCovariates(lc, list, pos, since, now)
 	}
 	tx.db.covariateReads.Add(1)
-	rows, err := tx.query(tx.db.dia.covariateEvents[kind], users, lc.appID, lc.goal, since)
+	args := []any{users, lc.appID, lc.goal, since}
+	if kind == 'u' {
+		args = append(args, users, lc.goal, since, lc.appID)
+	}
+	rows, err := tx.query(tx.db.dia.covariateEvents[kind], args...)
 	if err != nil {
 		return err
 	}

@@ -270,13 +270,21 @@ func TestCovariateQueryPlan(t *testing.T) {
 		name, q, sqlite, pg string
 	}{
 		{"by user", db.dia.covariateEvents['u'], "SEARCH e USING PRIMARY KEY (app_id=? AND user_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = '1'::bigint) AND (user_id = jsonb_array_elements_text.value)"},
+		// The events a user's linked sessions logged without a userId: a
+		// search of the links by user, then of the session's events.
+		{"by linked session", db.dia.covariateEvents['u'], "SEARCH e USING INDEX events_app_session (app_id=? AND session_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = l.app_id) AND (session_id = l.session_id)"},
+		{"links by user", db.dia.covariateEvents['u'], "SEARCH l USING COVERING INDEX session_links_user (app_id=? AND user_id=?)", "session_links_user"},
 		{"by session", db.dia.covariateEvents['s'], "SEARCH e USING INDEX events_app_session (app_id=? AND session_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = '1'::bigint) AND (session_id = jsonb_array_elements_text.value)"},
 	} {
 		want := tc.sqlite
 		if db.pg != nil {
 			want = tc.pg
 		}
-		got := queryPlan(t, conn, explain+tc.q, `["a","b"]`, 1, "buy", 0)
+		args := []any{`["a","b"]`, 1, "buy", 0}
+		if tc.q == db.dia.covariateEvents['u'] {
+			args = append(args, `["a","b"]`, "buy", 0, 1)
+		}
+		got := queryPlan(t, conn, explain+tc.q, args...)
 		if !strings.Contains(got, want) {
 			t.Errorf("%s: plan %q: want %q, a search of the index for each key", tc.name, got, want)
 		}

@@ -52,9 +52,10 @@ type dialect struct {
 	// covariateEvents finds, for the keys of a JSON array parameter,
 	// their events of one id from a time on: the 0-based position of the
 	// key in the array, and the event's ts, id and run (see covariates).
-	// Its parameters: the array, the app, the event id and the time. It
-	// is built from the fields above (withCovariates), for users ('u')
-	// and for sessions ('s').
+	// Its parameters: the array, the app, the event id and the time; for
+	// users, then the array, the event id, the time and the app again
+	// (linked sessions' events). It is built from the fields above (withCovariates),
+	// for users ('u') and for sessions ('s').
 	covariateEvents map[byte]string
 	// forUpdate ends a SELECT whose rows the transaction goes on to
 	// update, locking them until it ends: on PostgreSQL, where writers of
@@ -78,7 +79,15 @@ type dialect struct {
 // other texts, and returns d.
 func (d dialect) withCovariates() dialect {
 	d.covariateEvents = map[byte]string{
-		'u': d.keysEvents(`u.key, e.ts, e.id, `+d.eventRun, d.eventsByUser, `e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ?`),
+		// A user's events are theirs by userId, and those their linked
+		// sessions logged without one (see links.go): each event once,
+		// since the second part takes only events without a userId.
+		'u': d.keysEvents(`u.key, e.ts, e.id, `+d.eventRun, d.eventsByUser, `e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ?`) +
+			// CROSS JOIN keeps SQLite's planner from scanning every
+			// link of the app for each key.
+			` UNION ALL SELECT u.key, e.ts, e.id, NULL FROM ` + d.jsonTexts + ` CROSS JOIN session_links AS l ` +
+			fmt.Sprintf(d.eachKeysEvents, d.eventsBySession, `e.app_id = l.app_id AND e.session_id = l.session_id AND e.user_id IS NULL AND e.event_id = ? AND e.ts >= ?`) +
+			` WHERE l.app_id = ? AND l.user_id = u.value`,
 		's': d.keysEvents(`u.key, e.ts, e.id, NULL`, d.eventsBySession, `e.app_id = ? AND e.session_id = u.value AND e.user_id IS NULL AND e.event_id = ? AND e.ts >= ?`),
 	}
 	return d

@@ -286,8 +286,14 @@ func (tx *Tx) flushConversions() error {
 				continue // first assigned after the goal event, in this batch
 			}
 			var vid, x int64
-			err := tx.queryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate`,
-				c.now, ref.campaign, ref.key, c.now).Scan(&vid, &x)
+			var err error
+			if i == 0 {
+				err = tx.queryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate`,
+					c.now, ref.campaign, ref.key, c.now).Scan(&vid, &x)
+			} else {
+				err = tx.queryRow(sessionConvert[c.keys[0].user == ""],
+					c.now, ref.campaign, ref.campaign, c.lc.appID, k.user, ref.key, c.now).Scan(&vid, &x)
+			}
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
 			} else if err != nil {
@@ -300,6 +306,28 @@ func (tx *Tx) flushConversions() error {
 		}
 	}
 	return nil
+}
+
+// linkedUserKey is the key of the user the session (the third parameter,
+// of the app of the second) is linked to, when that user holds an
+// assignment in the campaign of the first: the person whose assignment
+// the session's events count on (see links.go). A session without a link
+// costs one probe of session_links' primary key.
+const linkedUserKey = `(SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = ? AND b.user_key = 'u:' || l.user_id
+	WHERE l.app_id = ? AND l.session_id = ?)`
+
+// sessionConvert converts by an event's sessionId. With a userId beside
+// it (false), that user had no assignment to convert, and the session's
+// own converts unless the session belongs to a user assigned in the
+// campaign; without one (true), the linked user's converts, else the
+// session's own. Its parameters: the time, the campaign, then the
+// campaign, app and session of linkedUserKey, the session's key and the
+// time.
+var sessionConvert = map[bool]string{
+	false: `UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND NOT EXISTS ` + linkedUserKey + `
+		AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate`,
+	true: `UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = coalesce(` + linkedUserKey + `, ?)
+		AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate`,
 }
 
 // EventFilter selects events of an app.

@@ -25,17 +25,22 @@ func (tx *Tx) countMetric(t metricTarget, in *EventInput, now int64) error {
 	if err := tx.flushAssignments(); err != nil {
 		return err
 	}
-	for _, k := range [2]struct {
-		kind byte
-		user string
-	}{{'u', in.UserID}, {'s', in.SessionID}} {
-		if k.user == "" {
+	for i, user := range [2]string{in.UserID, in.SessionID} {
+		if user == "" {
 			continue
 		}
-		key := storedKey(k.kind, k.user)
+		var key string
 		var vid, at int64
-		err := tx.queryRow(`SELECT variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND user_key = ? AND assigned_at <= ?`,
-			t.lc.id, key, now).Scan(&vid, &at)
+		var err error
+		if i == 0 {
+			key = storedKey('u', user)
+			err = tx.queryRow(`SELECT variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND user_key = ? AND assigned_at <= ?`,
+				t.lc.id, key, now).Scan(&vid, &at)
+		} else {
+			// By sessionId, the person the session belongs to, as a
+			// conversion finds it (sessionConvert).
+			err = tx.queryRow(sessionAssignment[in.UserID == ""], t.lc.id, t.lc.id, t.lc.appID, user, storedKey('s', user), now).Scan(&key, &vid, &at)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		} else if err != nil {
@@ -47,6 +52,17 @@ func (tx *Tx) countMetric(t metricTarget, in *EventInput, now int64) error {
 		return tx.moveMetric(t, key, vid, in)
 	}
 	return nil
+}
+
+// sessionAssignment reads the assignment an event's sessionId counts on,
+// by sessionConvert's rules, and its key. Its parameters: the campaign,
+// then the campaign, app and session of linkedUserKey, the session's key
+// and the time.
+var sessionAssignment = map[bool]string{
+	false: `SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND NOT EXISTS ` + linkedUserKey + `
+		AND user_key = ? AND assigned_at <= ?`,
+	true: `SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND user_key = coalesce(` + linkedUserKey + `, ?)
+		AND assigned_at <= ?`,
 }
 
 // moveMetric adds the event to the user's value and the change to the

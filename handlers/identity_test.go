@@ -1,0 +1,269 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// idCounts reads a campaign's impressions and conversions per variant
+// (ascending id) from its analytics.
+func (e *testEnv) idCounts(c evCampaign) (imp, conv []int64) {
+	e.t.Helper()
+	m := e.anaGet(c.id, e.Admin)
+	by := map[int64][2]int64{}
+	for _, v := range m["variants"].([]any) {
+		vm := v.(map[string]any)
+		by[num(vm, "variantId")] = [2]int64{num(vm, "impressions"), num(vm, "conversions")}
+	}
+	for _, v := range c.variants {
+		imp, conv = append(imp, by[v][0]), append(conv, by[v][1])
+	}
+	return imp, conv
+}
+
+func (e *testEnv) idIdentify(body map[string]any) *httpAnswer {
+	e.t.Helper()
+	rec := e.do("POST", pathf("/v1/apps-external/%d/identify", e.App.ID), e.Cli, body)
+	return &httpAnswer{rec.Code, rec.Body.String()}
+}
+
+type httpAnswer struct {
+	status int
+	body   string
+}
+
+// idStep is one request of a journey: a variant request, an event, or an
+// identify, by userId u and sessionId s.
+type idStep struct {
+	op   string // "variant", "event:<eventId>", "identify"
+	u, s string
+	// status is identify's expected status (0: 200); want is a variant
+	// request's expected variant, as an index of the campaign's variants.
+	status int
+	want   int
+}
+
+// TestIdentityLinksSessionToUser walks the orders a visitor's requests may
+// come in and checks each campaign's impressions and conversions: a person
+// counts once, whichever of their ids the requests carry. The campaign is
+// round robin, so the first assignment takes variant 0 and the second 1.
+func TestIdentityLinksSessionToUser(t *testing.T) {
+	e, clock := evSetup(t)
+	for _, tc := range []struct {
+		name      string
+		steps     []idStep
+		imp, conv []int64
+	}{
+		{"SessionAssignedUserNot", []idStep{
+			{op: "variant", s: "s"},
+			{op: "event:view", s: "s"},
+			{op: "identify", u: "u", s: "s"},
+			{op: "variant", u: "u", want: 0},
+			{op: "variant", u: "u", s: "s", want: 0},
+			{op: "variant", s: "s", want: 0},
+			{op: "event:buy", u: "u", s: "s"},
+			{op: "event:buy", u: "u"},
+			{op: "event:buy", s: "s"},
+		}, []int64{1, 0}, []int64{1, 0}},
+		{"SessionConvertedBeforeLink", []idStep{
+			{op: "variant", s: "s"},
+			{op: "event:buy", s: "s"},
+			{op: "identify", u: "u", s: "s"},
+			{op: "event:buy", u: "u", s: "s"},
+			{op: "event:buy", u: "u"},
+			{op: "variant", u: "u", want: 0},
+		}, []int64{1, 0}, []int64{1, 0}},
+		{"SessionEventAfterLinkConvertsUser", []idStep{
+			{op: "variant", s: "s"},
+			{op: "identify", u: "u", s: "s"},
+			{op: "event:buy", s: "s"},
+			{op: "event:buy", u: "u", s: "s"},
+			{op: "event:buy", u: "u"},
+		}, []int64{1, 0}, []int64{1, 0}},
+		{"BothAssignedUserStands", []idStep{
+			{op: "variant", u: "u", want: 0},
+			{op: "variant", s: "s", want: 1},
+			{op: "identify", u: "u", s: "s"},
+			{op: "variant", u: "u", s: "s", want: 0},
+			// The session's events are the user's now: one conversion,
+			// the user's, whichever id carries the purchase.
+			{op: "event:buy", s: "s"},
+			{op: "event:buy", u: "u", s: "s"},
+			{op: "event:buy", s: "s"},
+		}, []int64{1, 1}, []int64{1, 0}},
+		{"BothAssignedSessionConvertedBefore", []idStep{
+			{op: "variant", u: "u", want: 0},
+			{op: "variant", s: "s", want: 1},
+			{op: "event:buy", s: "s"},
+			{op: "identify", u: "u", s: "s"},
+			// What the session counted stays; the user converts once.
+			{op: "event:buy", u: "u", s: "s"},
+			{op: "event:buy", s: "s"},
+		}, []int64{1, 1}, []int64{1, 1}},
+		{"VariantPairLinks", []idStep{
+			{op: "variant", s: "s", want: 0},
+			{op: "variant", u: "u", s: "s", want: 0},
+			{op: "variant", u: "u", want: 0},
+			{op: "event:buy", u: "u"},
+			{op: "event:buy", s: "s"},
+			{op: "identify", u: "other", s: "s", status: http.StatusConflict},
+		}, []int64{1, 0}, []int64{1, 0}},
+		{"UserAssignedAfterLink", []idStep{
+			{op: "identify", u: "u", s: "s"},
+			{op: "variant", u: "u", want: 0},
+			{op: "event:buy", s: "s"},
+			{op: "event:buy", u: "u", s: "s"},
+		}, []int64{1, 0}, []int64{1, 0}},
+		{"LinkIsIdempotent", []idStep{
+			{op: "variant", s: "s", want: 0},
+			{op: "identify", u: "u", s: "s"},
+			{op: "identify", u: "u", s: "s"},
+			{op: "variant", u: "u", s: "s", want: 0},
+			{op: "identify", u: "u", s: "s"},
+			{op: "event:buy", u: "u", s: "s"},
+		}, []int64{1, 0}, []int64{1, 0}},
+		{"SecondUserIsRefused", []idStep{
+			{op: "variant", s: "s", want: 0},
+			{op: "identify", u: "u", s: "s"},
+			{op: "identify", u: "other", s: "s", status: http.StatusConflict},
+			// A shared device: the pair is answered as for the userId
+			// alone, a new person, and links nothing.
+			{op: "variant", u: "other", s: "s", want: 1},
+			{op: "identify", u: "other", s: "s", status: http.StatusConflict},
+			{op: "event:buy", u: "other", s: "s"},
+			{op: "event:buy", s: "s"},
+		}, []int64{1, 1}, []int64{1, 1}},
+		{"ManySessionsOneUser", []idStep{
+			{op: "variant", s: "s"},
+			{op: "identify", u: "u", s: "s"},
+			{op: "identify", u: "u", s: "s2"},
+			{op: "variant", u: "u", s: "s2", want: 0},
+			{op: "event:buy", s: "s2"},
+			{op: "event:buy", s: "s"},
+		}, []int64{1, 0}, []int64{1, 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := e.evCreateCampaign("buy", nil)
+			// Ids of their own per case: links are per app.
+			id := func(s string) string {
+				if s == "" {
+					return ""
+				}
+				return tc.name + "-" + s
+			}
+			for i, st := range tc.steps {
+				clock.Add(time.Second)
+				body := map[string]any{}
+				if st.u != "" {
+					body["userId"] = id(st.u)
+				}
+				if st.s != "" {
+					body["sessionId"] = id(st.s)
+				}
+				switch {
+				case st.op == "variant":
+					got := e.evAssign(c.id, body)
+					if st.want >= 0 && got != c.variants[st.want] {
+						t.Fatalf("step %d %+v: variant %d, want %d (variants %v)", i, st, got, c.variants[st.want], c.variants)
+					}
+				case st.op == "identify":
+					want := st.status
+					if want == 0 {
+						want = http.StatusOK
+					}
+					a := e.idIdentify(body)
+					if a.status != want {
+						t.Fatalf("step %d %+v: status %d, want %d: %s", i, st, a.status, want, a.body)
+					}
+					if want == http.StatusConflict && !strings.Contains(a.body, `"code":"SESSION_LINKED"`) {
+						t.Fatalf("step %d: body %s, want the SESSION_LINKED envelope", i, a.body)
+					}
+				case strings.HasPrefix(st.op, "event:"):
+					body["eventId"] = strings.TrimPrefix(st.op, "event:")
+					e.evLog(body)
+				}
+			}
+			imp, conv := e.idCounts(c)
+			if fmt.Sprint(imp) != fmt.Sprint(tc.imp) || fmt.Sprint(conv) != fmt.Sprint(tc.conv) {
+				t.Fatalf("impressions %v conversions %v, want %v %v", imp, conv, tc.imp, tc.conv)
+			}
+		})
+	}
+}
+
+// TestIdentityRoutesLink: the variants and OpenFeature routes link a pair
+// as the variant route does, and answer a session linked to another user
+// as for the userId alone.
+func TestIdentityRoutesLink(t *testing.T) {
+	e, clock := evSetup(t)
+	c := e.evCreateCampaign("buy", map[string]any{"key": "checkout"})
+	routes := []struct {
+		name string
+		path string
+	}{
+		{"Variants", pathf("/v1/apps-external/%d/variants", e.App.ID)},
+		{"OFREP", "/ofrep/v1/evaluate/flags/checkout"},
+		{"OFREPBulk", "/ofrep/v1/evaluate/flags"},
+	}
+	for i, r := range routes {
+		t.Run(r.name, func(t *testing.T) {
+			clock.Add(time.Second)
+			s, u := fmt.Sprint("rs-", i), fmt.Sprint("ru-", i)
+			e.evAssign(c.id, map[string]any{"sessionId": s})
+			body := map[string]any{"userId": u, "sessionId": s}
+			if strings.HasPrefix(r.path, "/ofrep") {
+				body = map[string]any{"context": map[string]any{"targetingKey": u, "sessionId": s}}
+			}
+			if rec := e.do("POST", r.path, e.Cli, body); rec.Code != http.StatusOK {
+				t.Fatalf("status %d: %s", rec.Code, rec.Body)
+			}
+			if a := e.idIdentify(map[string]any{"userId": "someone-else", "sessionId": s}); a.status != http.StatusConflict {
+				t.Fatalf("identify with another user: status %d, want 409 (the route did not link): %s", a.status, a.body)
+			}
+			if a := e.idIdentify(map[string]any{"userId": u, "sessionId": s}); a.status != http.StatusOK {
+				t.Fatalf("identify with the linked user: status %d: %s", a.status, a.body)
+			}
+		})
+	}
+	imp, _ := e.idCounts(c)
+	if imp[0]+imp[1] != int64(len(routes)) {
+		t.Fatalf("impressions %v, want %d: one per person", imp, len(routes))
+	}
+}
+
+// TestIdentifyBadInput: identify's sessionId has the limits of a userId,
+// and a refused identify writes nothing.
+func TestIdentifyBadInput(t *testing.T) {
+	e, _ := evSetup(t)
+	long := strings.Repeat("s", 257)
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		status int
+		field  string
+	}{
+		{"SessionTooLong", map[string]any{"userId": "u", "sessionId": long}, http.StatusBadRequest, "sessionId"},
+		{"SessionNotString", map[string]any{"userId": "u", "sessionId": 7}, http.StatusBadRequest, "sessionId"},
+		{"UserMissing", map[string]any{"sessionId": "s"}, http.StatusBadRequest, "userId"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := e.idIdentify(tc.body)
+			if a.status != tc.status || !strings.Contains(a.body, tc.field) {
+				t.Fatalf("status %d body %s, want %d naming %s", a.status, a.body, tc.status, tc.field)
+			}
+		})
+	}
+	t.Run("ConflictWritesNothing", func(t *testing.T) {
+		e.must(http.StatusOK, "POST", pathf("/v1/apps-external/%d/identify", e.App.ID), e.Cli, map[string]any{"userId": "first", "sessionId": "shared"})
+		a := e.idIdentify(map[string]any{"userId": "second", "sessionId": "shared", "attributes": map[string]any{"plan": "pro"}})
+		if a.status != http.StatusConflict {
+			t.Fatalf("status %d: %s", a.status, a.body)
+		}
+		if rec := e.do("GET", pathf("/v1/apps/%d/users/second", e.App.ID), e.Admin, nil); rec.Code != http.StatusNotFound {
+			t.Fatalf("the refused user's profile: status %d, want 404: %s", rec.Code, rec.Body)
+		}
+	})
+}
