@@ -762,10 +762,16 @@ class Client {
     }
   }
 
-  /** identify merges attributes into the user's profile. */
+  /**
+   * identify merges attributes into the user's profile, and links the
+   * session this client keeps to the user: the visitor's assignments made
+   * before sign-in become the user's, with no second impression. A session
+   * linked to another user rejects with SESSION_LINKED (409).
+   */
   async identify(userId, attributes = {}) {
     if (userId == null || userId === '') throw invalidArgument('identify: userId is required');
-    return this._request('POST', `/apps-external/${this.appId}/identify`, { userId: String(userId), attributes });
+    await this._ready;
+    return this._request('POST', `/apps-external/${this.appId}/identify`, { userId: String(userId), sessionId: this.sessionId, attributes });
   }
 
   /** getContent answers a published content block. */

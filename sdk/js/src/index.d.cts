@@ -329,6 +329,10 @@ export interface Client {
   /** The user's variant in a campaign, named by its id or by its key (such as "hero-test"). */
   getVariant(campaign: number | string, options?: VariantOptions): Promise<VariantAnswer>;
   getVariants(options?: VariantOptions): Promise<VariantList>;
+  /**
+   * Merges attributes into the user's profile and links the client's session to the user; a
+   * session linked to another user rejects with a ServiceError of code SESSION_LINKED (409).
+   */
   identify(userId: string, attributes?: Record<string, unknown>): Promise<Profile>;
   track(eventId: string, options?: TrackOptions): Promise<TrackResult>;
   getContent(contentViewId: number): Promise<ContentBlock>;

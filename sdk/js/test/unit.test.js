@@ -320,6 +320,30 @@ test('identify, getContent and submitForm call their routes', async () => {
   await c.close();
 });
 
+test('identify sends the session id the client keeps, which links it to the user', async () => {
+  const storage = memoryStorage();
+  const f = fakeFetch((req) => {
+    if (req.body.userId === 'taken') return json(409, { error: { code: 'SESSION_LINKED', message: 'the session is linked to another user', details: { sessionId: req.body.sessionId } } });
+    return json(200, { userId: req.body.userId, attributes: req.body.attributes });
+  });
+  // identify as the first call: the session is loaded (here, made and
+  // stored) before it is sent.
+  const first = client(f, { storage });
+  await first.identify('u1', { plan: 'pro' });
+  const kept = first.sessionId;
+  assert.ok(typeof kept === 'string' && kept.length > 0);
+  assert.deepEqual(f.calls[0].body, { userId: 'u1', sessionId: kept, attributes: { plan: 'pro' } });
+  await first.close();
+  // A later client on the same storage keeps the same session.
+  const second = client(f, { storage });
+  await second.identify('u1');
+  assert.equal(f.calls[1].body.sessionId, kept);
+  // Another user on the same session: refused, and not retried.
+  await assert.rejects(second.identify('taken'), (e) => e instanceof ServiceError && e.code === 'SESSION_LINKED' && e.status === 409);
+  assert.equal(f.calls.length, 3);
+  await second.close();
+});
+
 test('submitForm is not retried after a network error, which may hide a stored submission', async () => {
   const f = fakeFetch(() => new TypeError('reset'));
   const c = client(f);
