@@ -1,0 +1,128 @@
+package store
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// TestLinkMovesMetricValues: a session's per-user metric values become the
+// user's at the link, and the session's events after it add to the user's,
+// so the variant's sums hold each person once and n (impressions) is one.
+func TestLinkMovesMetricValues(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := mustOpenApp(t, time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC))
+	views := metricDef(t, db, app, `{"key":"views","name":"Views","type":"count","eventId":"view"}`)
+	spent := metricDef(t, db, app, `{"key":"spent","name":"Spent","type":"sum","eventId":"buy","property":"amount"}`)
+	c := metricCampaign(t, db, app, `{"secondary":[`+itoa(views)+`,`+itoa(spent)+`]}`)
+	log := func(in EventInput) {
+		t.Helper()
+		clock.Add(time.Second)
+		if _, err := db.LogEvent(ctx, app, &in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.Variant(ctx, app, c.ID, &VariantRequest{SessionID: "s"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	log(EventInput{EventID: "view", SessionID: "s"})
+	log(EventInput{EventID: "view", SessionID: "s"})
+	log(EventInput{EventID: "buy", SessionID: "s", Metadata: []byte(`{"amount":5}`)})
+	clock.Add(time.Second)
+	if _, err := db.IdentifySession(ctx, app, "u", "s", nil); err != nil {
+		t.Fatal(err)
+	}
+	// After the link: by the session alone (a queued event sent late), by
+	// both ids, by the user alone.
+	log(EventInput{EventID: "view", SessionID: "s"})
+	log(EventInput{EventID: "view", UserID: "u", SessionID: "s"})
+	log(EventInput{EventID: "buy", UserID: "u", Metadata: []byte(`{"amount":7}`)})
+	for _, tc := range []struct {
+		metric int64
+		key    string
+		want   int64
+	}{{views, "u:u", 4}, {views, "s:s", -1}, {spent, "u:u", 12}, {spent, "s:s", -1}} {
+		n := countRows(t, db, `SELECT count(*) FROM metric_values WHERE campaign_id = ? AND metric_id = ? AND user_key = ?`, c.ID, tc.metric, tc.key)
+		if tc.want < 0 {
+			if n != 0 {
+				t.Errorf("metric %d: %d values left under %s, want them moved", tc.metric, n, tc.key)
+			}
+			continue
+		}
+		if got := mustScalar(t, db, `SELECT CAST(value AS INTEGER) FROM metric_values WHERE campaign_id = ? AND metric_id = ? AND user_key = ?`, c.ID, tc.metric, tc.key); got != tc.want {
+			t.Errorf("metric %d %s: value %d, want %d", tc.metric, tc.key, got, tc.want)
+		}
+	}
+	a, err := db.CampaignAnalytics(ctx, app, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range a.Metrics {
+		want := map[int64]float64{views: 4, spent: 12}[m.MetricID]
+		v := m.Variants[0]
+		if v.Users != 1 || v.Total != want || m.Variants[1].Users != 0 || m.Variants[1].Total != 0 {
+			t.Errorf("metric %s: variants %+v, want one user with %g in the first", m.Key, m.Variants, want)
+		}
+	}
+}
+
+// TestLinkedCovariate: a user's CUPED covariate counts the goal events
+// their linked sessions logged without a userId, each once, beside their
+// own; a user who took a session's assignment at the link keeps the
+// session's covariate.
+func TestLinkedCovariate(t *testing.T) {
+	ctx := context.Background()
+	const day = 24 * time.Hour
+	db, app, clock := mustOpenApp(t, eventsT0.Add(-5*day))
+	buy := func(in EventInput) {
+		t.Helper()
+		clock.Add(time.Hour)
+		in.EventID = "buy"
+		if _, err := db.LogEvent(ctx, app, &in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "u" had two sessions, each buying as a visitor, and bought once
+	// signed in (that event carries both ids: it is counted once, as u's).
+	buy(EventInput{SessionID: "s1"})
+	buy(EventInput{SessionID: "s1"})
+	buy(EventInput{SessionID: "s2"})
+	buy(EventInput{UserID: "u", SessionID: "s2"})
+	buy(EventInput{SessionID: "stranger"})
+	for _, s := range []string{"s1", "s2"} {
+		if _, err := db.IdentifySession(ctx, app, "u", s, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// "v" is a visitor assigned before signing in, with one purchase.
+	buy(EventInput{SessionID: "sv"})
+	if db.pg == nil {
+		indexGeneration(t, db)
+	}
+	clock.Set(eventsT0)
+	c := mustCreateCampaign(t, db, app, "buy", []testArm{{alloc: 50, control: true}, {alloc: 50}})
+	for _, req := range []*VariantRequest{{UserID: "u"}, {SessionID: "sv"}} {
+		if _, err := db.Variant(ctx, app, c.ID, req, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Add(time.Minute)
+	if _, err := db.IdentifySession(ctx, app, "v", "sv", nil); err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]int64{"u:u": 4, "s:sv": 1, "u:v": 1} {
+		if got := mustScalar(t, db, `SELECT covariate FROM assignments WHERE campaign_id = ? AND user_key = ?`, c.ID, key); got != want {
+			t.Errorf("%s: covariate %d, want %d", key, got, want)
+		}
+	}
+	// The variants' sums count the session's covariate once: the copy
+	// the user took adds nothing.
+	if got := mustScalar(t, db, `SELECT sum(cuped_sum_x) FROM campaign_variants WHERE campaign_id = ?`, c.ID); got != 5 {
+		t.Errorf("cuped_sum_x over the variants %d, want 5", got)
+	}
+	if got := mustScalar(t, db, `SELECT sum(impressions) FROM campaign_variants WHERE campaign_id = ?`, c.ID); got != 2 {
+		t.Errorf("impressions %d, want 2", got)
+	}
+}
+
+func itoa(n int64) string { return string(appendInt(nil, n)) }
