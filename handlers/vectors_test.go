@@ -509,6 +509,15 @@ func TestAssignmentVectors(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("the campaigns made on a fresh database differ from the file's:\n got %s\nwant %s", b, a)
 	}
+	// And they are what the ruleset lists, so an evaluator fed the
+	// ruleset evaluates what the file's cases evaluate.
+	rs := e.must(http.StatusOK, "GET", pathf("/v1/apps-external/%d/ruleset", e.App.ID), e.Cli, nil)
+	var listed any
+	l, _ := json.Marshal(rs["campaigns"])
+	_ = json.Unmarshal(l, &listed)
+	if !reflect.DeepEqual(listed, want) {
+		t.Fatalf("the ruleset lists other campaigns than the file:\n got %s\nwant %s", l, a)
+	}
 	if len(file.Cases) < 5000 {
 		t.Fatalf("%d cases, want at least 5,000", len(file.Cases))
 	}
