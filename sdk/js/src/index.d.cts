@@ -67,6 +67,18 @@ export interface ClientOptions {
   onError?: (error: ServiceError) => void;
   /** Told of events that will never be sent, and why. */
   onDrop?: (events: QueuedEvent[], reason: DropReason, error?: ServiceError) => void;
+  /**
+   * "local": download the app's ruleset, keep it current through its stream, and answer
+   * getVariant for local campaigns in process, without the network; remote campaigns still
+   * ask the server. Default "remote": every variant is asked of the server.
+   */
+  evaluation?: 'local' | 'remote';
+  /** Local mode: a ruleset to start from without a request (server-side rendering). */
+  bootstrap?: Ruleset;
+  /** Local mode: false neither follows the stream nor downloads again. Default true. */
+  stream?: boolean;
+  /** Local mode without a streaming fetch: milliseconds between downloads. Default 30000. */
+  pollInterval?: number;
 }
 
 /** An attribute rule of an audience; the ruleset's local campaigns have only these. */
@@ -148,6 +160,8 @@ export interface FetchResponseLike {
   readonly status: number;
   readonly headers: { get(name: string): string | null };
   text(): Promise<string>;
+  /** The streaming body, read by local mode's stream where fetch has one. */
+  readonly body?: { getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }> } } | null;
 }
 
 /** A fetch: the global one, or a replacement. */
@@ -328,6 +342,19 @@ export interface Client {
   readonly queueSize: number;
   /** The user's variant in a campaign, named by its id or by its key (such as "hero-test"). */
   getVariant(campaign: number | string, options?: VariantOptions): Promise<VariantAnswer>;
+  /**
+   * Local mode: the answer getVariant would give, at once, when the ruleset holds the campaign
+   * as a local one; null otherwise.
+   */
+  getVariantSync(campaign: number | string, options?: VariantOptions): VariantAnswer | null;
+  /** Local mode: the ruleset in use (what bootstrap takes), null until it is in. */
+  readonly ruleset: Ruleset | null;
+  /** Local mode: settles once the first ruleset is in, or its first download failed. */
+  ready(): Promise<void>;
+  /** Calls listener on each new ruleset; answers the function that stops it. */
+  onRulesetChange(listener: (ruleset: Ruleset) => void): () => void;
+  /** Local mode: exposures waiting for the next batch. */
+  readonly exposureQueueSize: number;
   getVariants(options?: VariantOptions): Promise<VariantList>;
   /**
    * Merges attributes into the user's profile and links the client's session to the user; a

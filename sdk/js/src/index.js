@@ -448,6 +448,42 @@ function compileAudience(def) {
 }
 
 /**
+ * sseParser answers a function that takes the text of a Server-Sent
+ * Events stream piece by piece and calls onEvent(type, data, id) for
+ * each event it completes.
+ */
+function sseParser(onEvent) {
+  let buf = '';
+  let type = '';
+  let data = [];
+  let id = '';
+  return (chunk) => {
+    buf += chunk;
+    for (;;) {
+      const m = /\r\n|\r|\n/.exec(buf);
+      // A lone \r at the end may be the first half of \r\n.
+      if (!m || (m[0] === '\r' && m.index === buf.length - 1)) return;
+      const line = buf.slice(0, m.index);
+      buf = buf.slice(m.index + m[0].length);
+      if (line === '') {
+        if (data.length) onEvent(type || 'message', data.join('\n'), id);
+        type = '';
+        data = [];
+        continue;
+      }
+      if (line[0] === ':') continue; // a comment: the heartbeat
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let value = colon < 0 ? '' : line.slice(colon + 1);
+      if (value[0] === ' ') value = value.slice(1);
+      if (field === 'event') type = value;
+      else if (field === 'data') data.push(value);
+      else if (field === 'id' && !value.includes('\0')) id = value;
+    }
+  };
+}
+
+/**
  * compileCampaign prepares a ruleset's campaign entry for
  * evaluateCampaign. Its `local` is false for a campaign that only the
  * server can evaluate (round robin, rules on events).
@@ -541,6 +577,304 @@ class Client {
     }
     this._listen();
     watchExit();
+    if (o.evaluation !== undefined && o.evaluation !== 'local' && o.evaluation !== 'remote') {
+      throw invalidArgument(`createClient: evaluation must be "local" or "remote"; got ${JSON.stringify(o.evaluation)}`);
+    }
+    this._local = o.evaluation === 'local';
+    this._rs = null; // the compiled ruleset of local mode
+    this._rsListeners = new Set();
+    this._exposures = []; // exposures waiting to be sent
+    this._exposed = new Set(); // user key + campaign already queued
+    if (this._local) this._startLocal(o.bootstrap);
+  }
+
+  // --- local evaluation -----------------------------------------------------
+
+  _startLocal(bootstrap) {
+    let settle;
+    // Settled once the first ruleset is in, or the first download failed
+    // (getVariant then asks the server).
+    this._rsFirst = new Promise((r) => { settle = r; });
+    this._rsSettle = settle;
+    if (bootstrap) {
+      if (typeof bootstrap !== 'object' || !Array.isArray(bootstrap.campaigns)) {
+        throw invalidArgument('createClient: bootstrap must be a ruleset ({version, campaigns, contentViews})');
+      }
+      this._setRuleset(bootstrap);
+    }
+    if (this.options.stream === false) {
+      if (!bootstrap) this._refresh();
+      return;
+    }
+    if (!bootstrap) this._refresh();
+    this._follow();
+  }
+
+  /** ruleset is the ruleset local mode evaluates (null until it is in): what bootstrap takes. */
+  get ruleset() {
+    return this._rs ? this._rs.raw : null;
+  }
+
+  /**
+   * ready answers once local mode holds a ruleset, or its first download
+   * failed (getVariant then asks the server); at once in remote mode.
+   */
+  ready() {
+    return this._local ? this._rsFirst : Promise.resolve();
+  }
+
+  /** onRulesetChange calls listener(ruleset) on each new ruleset; it answers the unsubscribe function. */
+  onRulesetChange(listener) {
+    this._rsListeners.add(listener);
+    return () => { this._rsListeners.delete(listener); };
+  }
+
+  _setRuleset(raw) {
+    const byId = new Map();
+    const byKey = new Map();
+    for (const e of raw.campaigns || []) {
+      const c = compileCampaign(e);
+      byId.set(c.id, c);
+      if (c.key) byKey.set(c.key, c);
+    }
+    const content = new Map();
+    // The variant route answers a block's id, name, status and items.
+    for (const v of Array.isArray(raw.contentViews) ? raw.contentViews : []) {
+      if (v && v.id != null) content.set(v.id, { id: v.id, name: v.name, status: v.status, items: v.items });
+    }
+    this._rs = { version: raw.version, raw, byId, byKey, content };
+    this._rsSettle();
+    for (const l of this._rsListeners) {
+      try { l(raw); } catch (e) { this._report(e); }
+    }
+  }
+
+  // _refresh downloads the ruleset unless the one held is current (ETag);
+  // calls while one runs make it run once more after.
+  _refresh() {
+    if (this._closed) return Promise.resolve();
+    if (this._refreshing) {
+      this._refreshAgain = true;
+      return this._refreshing;
+    }
+    this._refreshing = (async () => {
+      do {
+        this._refreshAgain = false;
+        try {
+          const headers = this._rs?.version ? { 'If-None-Match': `"${this._rs.version}"` } : undefined;
+          const raw = await this._send('GET', `/apps-external/${this.appId}/ruleset`, undefined, false, Infinity, false, headers);
+          if (!raw || !Array.isArray(raw.campaigns)) throw new ServiceError('INVALID_RULESET', 'the ruleset answer has no campaigns');
+          this._setRuleset(raw);
+        } catch (e) {
+          if (e.status !== 304 && !this._closed) this._report(e);
+        }
+      } while (this._refreshAgain && !this._closed);
+    })().finally(() => {
+      this._refreshing = null;
+      this._rsSettle();
+    });
+    return this._refreshing;
+  }
+
+  _onVersion(data, id) {
+    let v = id;
+    try { v = JSON.parse(data).version ?? id; } catch { /* the id says it */ }
+    if (v) this._lastEventId = v;
+    if (!this._rs || this._rs.version !== v) this._refresh();
+  }
+
+  _streamURL() {
+    return `${this.baseUrl}/apps-external/${this.appId}/ruleset/stream`;
+  }
+
+  // _follow keeps the ruleset current through the stream: EventSource
+  // where there is one (browsers), else fetch's streaming body (Node,
+  // React Native with a streaming fetch), else polling. Every (re)connect
+  // downloads the ruleset if it changed meanwhile.
+  _follow() {
+    const ES = globalThis.EventSource;
+    if (typeof ES === 'function' && !this.options.fetch) {
+      this._followEventSource(ES);
+      return;
+    }
+    this._followFetch().catch((e) => this._report(e));
+  }
+
+  _followEventSource(ES) {
+    let attempt = 0;
+    const open = () => {
+      if (this._closed) return;
+      const es = new ES(`${this._streamURL()}?key=${encodeURIComponent(this.key)}`);
+      this._es = es;
+      es.addEventListener('open', () => {
+        attempt = 0;
+        this._refresh();
+      });
+      es.addEventListener('ruleset', (e) => this._onVersion(e.data, e.lastEventId));
+      es.addEventListener('error', () => {
+        // EventSource comes back by itself, unless the server refused the
+        // stream (CLOSED): then it is opened anew after a backoff.
+        if (es.readyState !== 2 || this._closed) return;
+        attempt++;
+        this._later(open, backoffDelay(attempt, this.options.retryBase, this.options.retryMax, this._random));
+      });
+    };
+    open();
+  }
+
+  _later(fn, ms) {
+    clearTimeout(this._streamTimer);
+    this._streamTimer = setTimeout(fn, Math.min(ms, MAX_DELAY));
+    // A service that is down must not keep a Node process alive.
+    this._streamTimer?.unref?.();
+  }
+
+  async _followFetch() {
+    let attempt = 0;
+    while (!this._closed) {
+      const ac = typeof AbortController === 'function' ? new AbortController() : null;
+      this._streamAC = ac;
+      let streamed = false;
+      try {
+        const headers = { Authorization: `Bearer ${this.key}`, Accept: 'text/event-stream' };
+        if (this._lastEventId) headers['Last-Event-ID'] = this._lastEventId;
+        const res = await this._fetch(this._streamURL(), { method: 'GET', headers, signal: ac?.signal });
+        const reader = res.ok ? res.body?.getReader?.() : null;
+        if (!res.ok) {
+          const text = await res.text().catch(() => '');
+          let env = {};
+          try { env = JSON.parse(text).error || {}; } catch { /* not JSON */ }
+          throw new ServiceError(env.code || `HTTP_${res.status}`, env.message || `GET ruleset/stream: HTTP ${res.status}`, { status: res.status, details: env.details });
+        }
+        if (!reader) {
+          // No streaming body (React Native's own fetch): poll instead.
+          ac?.abort();
+          this._poll();
+          return;
+        }
+        streamed = true;
+        attempt = 0;
+        this._refresh();
+        const parse = sseParser((type, data, id) => { if (type === 'ruleset') this._onVersion(data, id); });
+        const dec = new TextDecoder();
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          parse(dec.decode(value, { stream: true }));
+        }
+      } catch (e) {
+        if (this._closed) return;
+        if (e?.name !== 'AbortError') this._report(e instanceof ServiceError ? e : new ServiceError('NETWORK_ERROR', `GET ruleset/stream: ${e?.message || e}`, { cause: e }));
+      }
+      if (this._closed) return;
+      attempt = streamed ? 1 : attempt + 1;
+      await new Promise((r) => this._later(r, backoffDelay(attempt, this.options.retryBase, this.options.retryMax, this._random)));
+    }
+  }
+
+  _poll() {
+    const every = this.options.pollInterval > 0 ? this.options.pollInterval : 30000;
+    this._pollTimer = setInterval(() => { this._refresh(); }, every);
+    this._pollTimer?.unref?.();
+  }
+
+  _stopLocal() {
+    clearTimeout(this._streamTimer);
+    clearInterval(this._pollTimer);
+    this._streamAC?.abort();
+    this._es?.close?.();
+    this._rsSettle?.();
+  }
+
+  // _localCampaign answers the compiled campaign when the ruleset holds it
+  // and it can be evaluated here.
+  _localCampaign(cid) {
+    const rs = this._rs;
+    if (!rs) return null;
+    const c = typeof cid === 'number' ? rs.byId.get(cid) : rs.byKey.get(cid);
+    return c && c.local ? c : null;
+  }
+
+  // _answerLocal evaluates c as the variant route would answer, and queues
+  // the exposure of an assigned user.
+  _answerLocal(c, userId, sessionId, attributes) {
+    const ev = evaluateCampaign(c, { userId, sessionId, attributes });
+    if (!ev.variant) return { campaignId: c.id, variantId: null, reason: ev.reason };
+    const v = ev.variant;
+    this._expose(c.id, v.id, userId, sessionId, attributes);
+    return {
+      campaignId: c.id,
+      variantId: v.id,
+      variantName: v.name,
+      contentViewId: v.contentViewId,
+      contentView: this._rs.content.get(v.contentViewId) ?? null,
+      // The exposure records it, on its way in the next batch.
+      impressionRecorded: false,
+    };
+  }
+
+  _expose(campaignId, variantId, userId, sessionId, attributes) {
+    const k = `${userId ? `u:${userId}` : `s:${sessionId}`}|${campaignId}|${variantId}`;
+    if (this._exposed.has(k)) return;
+    // A server's client sees users without end: the memory of what was
+    // sent is bounded, and the service ignores a repeat anyway.
+    if (this._exposed.size >= 100000) this._exposed.clear();
+    this._exposed.add(k);
+    const x = { campaignId, variantId };
+    if (userId) x.userId = userId;
+    else x.sessionId = sessionId;
+    if (attributes) x.attributes = attributes;
+    this._exposures.push(x);
+    if (this._exposures.length >= this.options.maxBatchSize) this._sendExposures().catch((e) => this._report(e));
+  }
+
+  /** The number of exposures waiting to be sent (local mode). */
+  get exposureQueueSize() {
+    return this._exposures.length;
+  }
+
+  // _sendExposures sends the queued exposures in batches of at most
+  // MAX_BATCH; a retryable failure keeps them for the next send.
+  _sendExposures(keepalive = false, deadline = Infinity) {
+    if (this._exposureSending) return this._exposureSending;
+    const p = (async () => {
+      while (this._exposures.length && Date.now() < deadline) {
+        const batch = this._exposures.splice(0, Math.min(MAX_BATCH, this.options.maxBatchSize));
+        let answer;
+        try {
+          answer = await this._send('POST', `/apps-external/${this.appId}/exposures`, { exposures: batch }, keepalive, deadline, true);
+        } catch (err) {
+          if (err.retryable) this._exposures.unshift(...batch);
+          this._report(err);
+          return;
+        }
+        for (const r of Array.isArray(answer?.data) ? answer.data : []) {
+          if (r && r.recorded === false && r.reason) {
+            this._report(new ServiceError('EXPOSURE_REFUSED', `exposure ${r.index} refused: ${r.reason}`,
+              { status: 400, details: { ...r, exposure: batch[r.index] } }));
+          }
+        }
+      }
+    })().finally(() => { this._exposureSending = null; });
+    this._exposureSending = p;
+    return p;
+  }
+
+  /**
+   * getVariantSync answers like getVariant, without waiting, when local
+   * mode can: the ruleset is in, and holds the campaign as a local one.
+   * It answers null otherwise (remote mode, a remote campaign, no
+   * ruleset yet, no user or session known yet).
+   */
+  getVariantSync(campaign, opts = {}) {
+    const cid = campaignRef(campaign);
+    const c = this._local ? this._localCampaign(cid) : null;
+    if (!c) return null;
+    opts = opts || {};
+    const userId = opts.userId == null ? undefined : String(opts.userId);
+    const sessionId = opts.sessionId == null ? this.sessionId : String(opts.sessionId);
+    if (!userId && !sessionId) return null;
+    return this._answerLocal(c, userId, sessionId, opts.attributes);
   }
 
   // --- storage ----------------------------------------------------------
@@ -639,8 +973,8 @@ class Client {
   // _send makes one request; deadline (a time in ms), when given, cuts
   // the request's timeout short. An event send (events) can also be cut
   // by close().
-  async _send(method, path, body, keepalive, deadline = Infinity, events = false) {
-    const headers = { Authorization: `Bearer ${this.key}` };
+  async _send(method, path, body, keepalive, deadline = Infinity, events = false, extraHeaders = undefined) {
+    const headers = { Authorization: `Bearer ${this.key}`, ...extraHeaders };
     const init = { method, headers };
     if (body !== undefined) {
       headers['Content-Type'] = 'application/json';
@@ -702,6 +1036,13 @@ class Client {
     const cid = campaignRef(campaign);
     opts = opts || {};
     const { userId, sessionId, userKey } = await this._user(opts);
+    if (this._local) {
+      // Local campaigns answer without the network once the ruleset is
+      // in; remote ones, and any the ruleset lacks, ask the server.
+      if (!this._rs) await this._rsFirst;
+      const c = this._localCampaign(cid);
+      if (c) return this._answerLocal(c, userId, sessionId, opts.attributes);
+    }
     // A key is remembered apart from ids ("k:" cannot start an id), so the
     // same campaign asked for both ways costs one request more, never a
     // wrong answer.
@@ -858,6 +1199,7 @@ class Client {
   // _tick is the interval's send: it skips while a send runs or while a
   // backoff or Retry-After is pending.
   _tick() {
+    if (!this._closed && this._exposures.length && Date.now() >= this._notBefore) this._sendExposures().catch((e) => this._report(e));
     if (this._closed || this._sending || !this._queue.length || Date.now() < this._notBefore) return;
     this._sendQueued({ retries: 0 }).catch((e) => this._report(e));
   }
@@ -873,7 +1215,12 @@ class Client {
     this._flushChain = this._flushChain.then(async () => {
       // An interval send under way finishes first.
       if (!(await this._sendingDone(deadline))) return this._result();
-      return this._sendQueued({ retries: this.options.maxRetries, force: true, deadline });
+      const out = await this._sendQueued({ retries: this.options.maxRetries, force: true, deadline });
+      if (this._exposures.length || this._exposureSending) {
+        await this._exposureSending;
+        await this._sendExposures(false, deadline);
+      }
+      return out;
     }).catch((e) => {
       this._report(e);
       return this._result();
@@ -1020,6 +1367,7 @@ class Client {
       globalThis.window?.removeEventListener?.('pagehide', this._onHide);
     }
     this._closed = true;
+    this._stopLocal();
     this._closing = (async () => {
       await this._ready;
       let out = this._result();
@@ -1033,6 +1381,10 @@ class Client {
         await this._sending?.catch(() => {});
       } else if (this._queue.length) {
         out = await this._sendAll({ retries: 0, keepalive: true, deadline });
+      }
+      if (this._exposures.length || this._exposureSending) {
+        await this._exposureSending?.catch(() => {});
+        await this._sendExposures(true, deadline).catch(() => {});
       }
       await this._writeChain;
       return { ...out, pending: this._queue.length };

@@ -59,12 +59,19 @@ async function example(el: HTMLElement): Promise<void> {
 }
 void example;
 
-function localEvaluation(rs: Ruleset): void {
+async function localMode(rs: Ruleset): Promise<void> {
+  const client = createClient({ key: 'k', appId: 1, evaluation: 'local', bootstrap: rs, stream: true, pollInterval: 30000 });
+  await client.ready();
+  const now: VariantAnswer | null = client.getVariantSync('hero-test', { userId: 'u1', attributes: { plan: 'pro' } });
+  void now;
+  const stop: () => void = client.onRulesetChange((r: Ruleset) => console.log(r.version, r.campaigns.length));
+  stop();
+  const held: Ruleset | null = client.ruleset;
   const c = compileCampaign(rs.campaigns[0]);
   const ev = evaluateCampaign(c, { userId: 'u', attributes: { age: 3 } });
   const vid: number | undefined = ev.variant?.id;
-  const n: number = hashBucket('1:', 'u');
+  const n: number = hashBucket('1:', 'u') + client.exposureQueueSize;
   const inside: boolean = inNamespace('ns', 'u', 0, 0.5);
-  void vid; void n; void inside;
+  void held; void vid; void n; void inside;
 }
-void localEvaluation;
+void localMode;
