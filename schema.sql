@@ -15,7 +15,7 @@ CREATE TABLE apps (
     plan        TEXT    NOT NULL,
     rate_limit  INTEGER NOT NULL,
     created_at  INTEGER NOT NULL
-, allowed_origins TEXT NOT NULL DEFAULT '*');
+, allowed_origins TEXT NOT NULL DEFAULT '*', event_retention_days INTEGER CHECK (event_retention_days BETWEEN 1 AND 3650), form_retention_days INTEGER CHECK (form_retention_days BETWEEN 1 AND 3650));
 
 CREATE TABLE content_views (
     id           INTEGER PRIMARY KEY,

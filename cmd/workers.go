@@ -37,7 +37,8 @@ func workers(c Config, db *store.DB, log *slog.Logger, mx *metrics.Metrics) (lea
 		campaigns.Run,
 		// Retention runs often enough that events outlive --retention by at
 		// most a tenth of it (an hour at most), and never busier than 1/s;
-		// audit entries go on the same passes.
+		// apps' own retentions (whole days), form submissions and audit
+		// entries go on the same passes.
 		(&scheduler.Retention{DB: db, Keep: c.Retention, KeepAudit: c.AuditRetention,
 			Interval: max(min(c.Retention/10, time.Hour), time.Second), Log: log}).Run,
 		(&scheduler.Audiences{DB: db, Interval: c.AudienceInterval, Log: log}).Run,

@@ -114,13 +114,13 @@ func (db *DB) CreateApp(ctx context.Context, name, plan string, rateLimit int) (
 	if rateLimit < 0 {
 		return nil, Errorf(EINVALID, "rate limit must be positive")
 	}
-	return db.createApp(ctx, name, plan, rateLimit, []string{AnyOrigin})
+	return db.createApp(ctx, name, plan, rateLimit, []string{AnyOrigin}, nil, nil)
 }
 
-// createApp inserts a validated app with its allowed origins. An empty
-// plan takes the instance's default, read in the transaction; rateLimit
-// 0 takes the plan's limit.
-func (db *DB) createApp(ctx context.Context, name, plan string, rateLimit int, origins []string) (*App, error) {
+// createApp inserts a validated app with its allowed origins and
+// retentions (nil follows the server). An empty plan takes the instance's
+// default, read in the transaction; rateLimit 0 takes the plan's limit.
+func (db *DB) createApp(ctx context.Context, name, plan string, rateLimit int, origins []string, eventDays, formDays *int) (*App, error) {
 	a := &App{Name: name, Plan: plan, RateLimit: rateLimit}
 	err := db.withTx(ctx, func(tx *Tx) error {
 		if a.Plan == "" {
@@ -133,14 +133,14 @@ func (db *DB) createApp(ctx context.Context, name, plan string, rateLimit int, o
 			a.RateLimit = planLimits[a.Plan]
 		}
 		plan, rateLimit := a.Plan, a.RateLimit
-		newID, err := tx.insertID(`INSERT INTO apps (name, plan, rate_limit, created_at, allowed_origins) VALUES (?, ?, ?, ?, ?)`,
-			name, plan, rateLimit, ms(tx.now), strings.Join(origins, ","))
+		newID, err := tx.insertID(`INSERT INTO apps (name, plan, rate_limit, created_at, allowed_origins, event_retention_days, form_retention_days) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			name, plan, rateLimit, ms(tx.now), strings.Join(origins, ","), eventDays, formDays)
 		if err != nil {
 			return err
 		}
 		a.ID = newID
 		return tx.audit(auditRecord{app: a.ID, instance: true, action: "app.created", objType: ObjectApp, objID: a.ID, objName: name,
-			after: appFields{name, plan, rateLimit, origins}})
+			after: appFields{Name: name, Plan: plan, RateLimit: rateLimit, AllowedOrigins: origins, EventRetentionDays: eventDays, FormRetentionDays: formDays}})
 	})
 	if err != nil {
 		return nil, err

@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -33,19 +35,86 @@ type appFields struct {
 	Plan           string   `json:"plan"`
 	RateLimit      int      `json:"rateLimit"`
 	AllowedOrigins []string `json:"allowedOrigins"`
+	// The retentions are left out while they follow the server, so the
+	// entries of apps that never set one read as before they existed.
+	EventRetentionDays *int `json:"eventRetentionDays,omitempty"`
+	FormRetentionDays  *int `json:"formRetentionDays,omitempty"`
 }
 
 // appFields reads an app's settings in tx.
 func (tx *Tx) appFields(id int64) (*appFields, error) {
 	f := &appFields{}
 	var origins string
-	err := tx.queryRow(`SELECT name, plan, rate_limit, allowed_origins FROM apps WHERE id = ?`, id).
-		Scan(&f.Name, &f.Plan, &f.RateLimit, &origins)
+	var events, forms sql.NullInt64
+	err := tx.queryRow(`SELECT name, plan, rate_limit, allowed_origins, event_retention_days, form_retention_days FROM apps WHERE id = ?`, id).
+		Scan(&f.Name, &f.Plan, &f.RateLimit, &origins, &events, &forms)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("app")
 	}
 	f.AllowedOrigins = strings.Split(origins, ",")
+	f.EventRetentionDays, f.FormRetentionDays = nullDays(events), nullDays(forms)
 	return f, err
+}
+
+// MaxRetentionDays is the longest retention an app can set: ten years.
+const MaxRetentionDays = 3650
+
+// RetentionChange sets one of an app's retentions to Days, or, with Days
+// nil, back to the server's: --retention for events, and for form
+// submissions none (they are kept until deleted).
+type RetentionChange struct{ Days *int }
+
+// retentionReason is what a bad retention is told, on every way in.
+var retentionReason = fmt.Sprintf("must be a whole number of days from 1 to %d, or null", MaxRetentionDays)
+
+// checkRetention names a retention out of range in fe.
+func checkRetention(fe FieldErrors, field string, c *RetentionChange) {
+	if c != nil && c.Days != nil && (*c.Days < 1 || *c.Days > MaxRetentionDays) {
+		fe.Add(field, retentionReason)
+	}
+}
+
+// parseRetention reads a retention as the API gives it: left out (nil),
+// null, or a whole number of days in range.
+func parseRetention(fe FieldErrors, field string, raw json.RawMessage) *RetentionChange {
+	if len(raw) == 0 {
+		return nil
+	}
+	if string(raw) == "null" {
+		return &RetentionChange{}
+	}
+	var d float64
+	if json.Unmarshal(raw, &d) != nil || d != math.Trunc(d) || d < 1 || d > MaxRetentionDays {
+		fe.Add(field, retentionReason)
+		return nil
+	}
+	days := int(d)
+	return &RetentionChange{Days: &days}
+}
+
+// ParseRetentionDays reads a retention as the command line and the
+// dashboard give it: "null" (or empty) follows the server, else a whole
+// number of days in range.
+func ParseRetentionDays(field, s string) (*RetentionChange, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "null" {
+		return &RetentionChange{}, nil
+	}
+	d, err := strconv.Atoi(s)
+	if err != nil || d < 1 || d > MaxRetentionDays {
+		fe := FieldErrors{}
+		fe.Add(field, retentionReason)
+		return nil, fe.Err()
+	}
+	return &RetentionChange{Days: &d}, nil
+}
+
+func nullDays(n sql.NullInt64) *int {
+	if !n.Valid {
+		return nil
+	}
+	d := int(n.Int64)
+	return &d
 }
 
 // AppUpdate holds the fields of an app to change; nil leaves one as is.
@@ -58,9 +127,13 @@ type AppUpdate struct {
 	// AllowedOrigins replaces the browser origins the SDK routes answer
 	// (as ParseAllowedOrigins returns them).
 	AllowedOrigins *[]string
+	// EventRetention and FormRetention set how long the app's events and
+	// form submissions are kept.
+	EventRetention, FormRetention *RetentionChange
 }
 
-// UpdateApp changes an app's name, plan or rate limit.
+// UpdateApp changes an app's name, plan, rate limit, allowed origins or
+// retentions.
 func (db *DB) UpdateApp(ctx context.Context, id int64, upd AppUpdate) (*App, error) {
 	fe := FieldErrors{}
 	if upd.Name != nil && strings.TrimSpace(*upd.Name) == "" {
@@ -76,6 +149,8 @@ func (db *DB) UpdateApp(ctx context.Context, id int64, upd AppUpdate) (*App, err
 	if upd.RateLimit != nil && *upd.RateLimit < 0 {
 		fe.Add("rateLimit", "must be 0 (the plan's limit) or more")
 	}
+	checkRetention(fe, "eventRetentionDays", upd.EventRetention)
+	checkRetention(fe, "formRetentionDays", upd.FormRetention)
 	if upd.AllowedOrigins != nil {
 		// The same parser as every other way in, so a list stored here
 		// reads back as given.
@@ -108,13 +183,26 @@ func (db *DB) UpdateApp(ctx context.Context, id int64, upd AppUpdate) (*App, err
 				a.RateLimit = planLimits[a.Plan]
 			}
 		}
-		after := appFields{a.Name, a.Plan, a.RateLimit, before.AllowedOrigins}
+		after := *before
+		after.Name, after.Plan, after.RateLimit = a.Name, a.Plan, a.RateLimit
 		if _, err = tx.exec(`UPDATE apps SET name = ?, plan = ?, rate_limit = ? WHERE id = ?`, a.Name, a.Plan, a.RateLimit, id); err != nil {
 			return err
 		}
 		if upd.AllowedOrigins != nil {
 			after.AllowedOrigins = *upd.AllowedOrigins
 			if _, err = tx.exec(`UPDATE apps SET allowed_origins = ? WHERE id = ?`, strings.Join(*upd.AllowedOrigins, ","), id); err != nil {
+				return err
+			}
+		}
+		if upd.EventRetention != nil {
+			after.EventRetentionDays = upd.EventRetention.Days
+			if _, err = tx.exec(`UPDATE apps SET event_retention_days = ? WHERE id = ?`, upd.EventRetention.Days, id); err != nil {
+				return err
+			}
+		}
+		if upd.FormRetention != nil {
+			after.FormRetentionDays = upd.FormRetention.Days
+			if _, err = tx.exec(`UPDATE apps SET form_retention_days = ? WHERE id = ?`, upd.FormRetention.Days, id); err != nil {
 				return err
 			}
 		}
@@ -208,6 +296,12 @@ func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]i
 type AppSettings struct {
 	App
 	AllowedOrigins []string `json:"allowedOrigins"`
+	// EventRetentionDays is how many days the app's events are kept; null
+	// follows the server's --retention.
+	EventRetentionDays *int `json:"eventRetentionDays"`
+	// FormRetentionDays is how many days the app's form submissions are
+	// kept; null keeps them until they are deleted.
+	FormRetentionDays *int `json:"formRetentionDays"`
 }
 
 // AppInput is an app's settings as the API takes them. On a create, name
@@ -220,11 +314,21 @@ type AppInput struct {
 	// RateLimit 0 takes the plan's limit.
 	RateLimit      *int      `json:"rateLimit"`
 	AllowedOrigins *[]string `json:"allowedOrigins"`
+	// The retentions are raw so that an explicit null (follow the server)
+	// differs from leaving them out.
+	EventRetentionDays json.RawMessage `json:"eventRetentionDays"`
+	FormRetentionDays  json.RawMessage `json:"formRetentionDays"`
+}
+
+// appInput is an AppInput as validate reads it.
+type appInput struct {
+	origins                       []string
+	eventRetention, formRetention *RetentionChange
 }
 
 // validate names every bad field at once and returns the origins as
-// ParseAllowedOrigins reads them.
-func (in *AppInput) validate(create bool) ([]string, FieldErrors) {
+// ParseAllowedOrigins reads them, and the retentions.
+func (in *AppInput) validate(create bool) (appInput, FieldErrors) {
 	fe := FieldErrors{}
 	switch {
 	case in.Name == nil && create:
@@ -257,7 +361,9 @@ func (in *AppInput) validate(create bool) ([]string, FieldErrors) {
 		}
 		origins = list
 	}
-	return origins, fe
+	return appInput{origins: origins,
+		eventRetention: parseRetention(fe, "eventRetentionDays", in.EventRetentionDays),
+		formRetention:  parseRetention(fe, "formRetentionDays", in.FormRetentionDays)}, fe
 }
 
 // CheckFields names the bad fields of an app body.
@@ -269,7 +375,7 @@ func (in *AppInput) CheckFields(create bool) FieldErrors {
 // CreateAppFrom creates an app from the API's body, every bad field named
 // at once.
 func (db *DB) CreateAppFrom(ctx context.Context, in AppInput) (*AppSettings, error) {
-	origins, fe := in.validate(true)
+	v, fe := in.validate(true)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
@@ -282,26 +388,36 @@ func (db *DB) CreateAppFrom(ctx context.Context, in AppInput) (*AppSettings, err
 	if in.RateLimit != nil {
 		rate = *in.RateLimit
 	}
+	origins := v.origins
 	if origins == nil {
 		origins = []string{AnyOrigin}
 	}
-	a, err := db.createApp(ctx, strings.TrimSpace(*in.Name), plan, rate, origins)
+	s := &AppSettings{AllowedOrigins: origins}
+	if v.eventRetention != nil {
+		s.EventRetentionDays = v.eventRetention.Days
+	}
+	if v.formRetention != nil {
+		s.FormRetentionDays = v.formRetention.Days
+	}
+	a, err := db.createApp(ctx, strings.TrimSpace(*in.Name), plan, rate, origins, s.EventRetentionDays, s.FormRetentionDays)
 	if err != nil {
 		return nil, err
 	}
-	return &AppSettings{App: *a, AllowedOrigins: origins}, nil
+	s.App = *a
+	return s, nil
 }
 
 // UpdateAppFrom changes what the API's body gives, every bad field named
 // at once, and returns the app as it now is.
 func (db *DB) UpdateAppFrom(ctx context.Context, id int64, in AppInput) (*AppSettings, error) {
-	origins, fe := in.validate(false)
+	v, fe := in.validate(false)
 	if err := fe.Err(); err != nil {
 		return nil, err
 	}
-	upd := AppUpdate(in)
+	upd := AppUpdate{Name: in.Name, Plan: in.Plan, RateLimit: in.RateLimit,
+		EventRetention: v.eventRetention, FormRetention: v.formRetention}
 	if in.AllowedOrigins != nil {
-		upd.AllowedOrigins = &origins
+		upd.AllowedOrigins = &v.origins
 	}
 	if _, err := db.UpdateApp(ctx, id, upd); err != nil {
 		return nil, err
@@ -309,15 +425,17 @@ func (db *DB) UpdateAppFrom(ctx context.Context, id int64, in AppInput) (*AppSet
 	return db.FindAppSettings(ctx, id)
 }
 
-const appSettingsColumns = `id, name, plan, rate_limit, allowed_origins`
+const appSettingsColumns = `id, name, plan, rate_limit, allowed_origins, event_retention_days, form_retention_days`
 
 func scanAppSettings(row scanner) (*AppSettings, error) {
 	a := &AppSettings{}
 	var origins string
-	if err := row.Scan(&a.ID, &a.Name, &a.Plan, &a.RateLimit, &origins); err != nil {
+	var events, forms sql.NullInt64
+	if err := row.Scan(&a.ID, &a.Name, &a.Plan, &a.RateLimit, &origins, &events, &forms); err != nil {
 		return nil, err
 	}
 	a.AllowedOrigins = strings.Split(origins, ",")
+	a.EventRetentionDays, a.FormRetentionDays = nullDays(events), nullDays(forms)
 	return a, nil
 }
 

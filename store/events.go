@@ -457,36 +457,71 @@ func (tx *Tx) expireBatch(app, cutoff int64, done map[runGroup]tailEvent) (int64
 // the writer long enough to delay ingestion noticeably.
 const retentionBatch = 2000
 
-// DeleteEventsBefore deletes events older than cutoff in small
-// transactions and returns how many went. It works app by app on the
-// (app_id, ts) index: an index on ts alone would cost every ingested event
-// one more b-tree write to serve a job that runs a few times an hour.
+// DeleteEventsBefore deletes every app's events older than cutoff, its
+// own retention aside, and returns how many went.
 func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id FROM apps ORDER BY id`)
+	apps, err := db.appRetentions(ctx)
 	if err != nil {
 		return 0, err
 	}
-	var apps []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
+	var total int64
+	for _, a := range apps {
+		n, err := db.expireEvents(ctx, a.id, cutoff)
+		total += n
+		if err != nil {
+			return total, err
 		}
-		apps = append(apps, id)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	return total, nil
+}
+
+// DeleteExpiredEvents deletes each app's events older than its own
+// eventRetentionDays before now, or older than keep for an app that
+// follows the server's --retention, and returns how many went.
+func (db *DB) DeleteExpiredEvents(ctx context.Context, now time.Time, keep time.Duration) (int64, error) {
+	apps, err := db.appRetentions(ctx)
+	if err != nil {
 		return 0, err
 	}
 	var total int64
-	for _, app := range apps {
-		done := map[runGroup]tailEvent{}
+	for _, a := range apps {
+		cutoff := now.Add(-keep)
+		if a.events.Valid {
+			cutoff = now.Add(-daysOf(a.events.Int64))
+		}
+		n, err := db.expireEvents(ctx, a.id, cutoff)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// DeleteExpiredFormSubmissions deletes the form submissions older than
+// their app's formRetentionDays before now, in small transactions as
+// events go, and returns how many went. Apps without one keep theirs:
+// the server has no default for forms.
+func (db *DB) DeleteExpiredFormSubmissions(ctx context.Context, now time.Time) (int64, error) {
+	apps, err := db.appRetentions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, a := range apps {
+		if !a.forms.Valid {
+			continue
+		}
+		cutoff := ms(now.Add(-daysOf(a.forms.Int64)))
 		for {
 			var n int64
 			err := db.withTx(ctx, func(tx *Tx) error {
-				var err error
-				n, err = tx.expireBatch(app, ms(cutoff), done)
+				r, err := tx.exec(`DELETE FROM form_submissions WHERE id IN
+					(SELECT id FROM form_submissions WHERE app_id = ? AND submitted_at < ? ORDER BY id LIMIT ?)`, a.id, cutoff, retentionBatch)
+				if err != nil {
+					return err
+				}
+				n, err = r.RowsAffected()
 				return err
 			})
 			total += n
@@ -502,4 +537,59 @@ func (db *DB) DeleteEventsBefore(ctx context.Context, cutoff time.Time) (int64, 
 		}
 	}
 	return total, nil
+}
+
+// appRetention is one app's own retentions, in days; null follows the
+// server.
+type appRetention struct {
+	id            int64
+	events, forms sql.NullInt64
+}
+
+// daysOf is n days as --retention counts them: 24 hours each, whatever the
+// calendar.
+func daysOf(n int64) time.Duration { return time.Duration(n) * 24 * time.Hour }
+
+func (db *DB) appRetentions(ctx context.Context) ([]appRetention, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id, event_retention_days, form_retention_days FROM apps ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var apps []appRetention
+	for rows.Next() {
+		var a appRetention
+		if err := rows.Scan(&a.id, &a.events, &a.forms); err != nil {
+			return nil, err
+		}
+		apps = append(apps, a)
+	}
+	return apps, rows.Err()
+}
+
+// expireEvents deletes one app's events older than cutoff in small
+// transactions. It works app by app on the (app_id, ts) index: an index on
+// ts alone would cost every ingested event one more b-tree write to serve
+// a job that runs a few times an hour.
+func (db *DB) expireEvents(ctx context.Context, app int64, cutoff time.Time) (int64, error) {
+	var total int64
+	done := map[runGroup]tailEvent{}
+	for {
+		var n int64
+		err := db.withTx(ctx, func(tx *Tx) error {
+			var err error
+			n, err = tx.expireBatch(app, ms(cutoff), done)
+			return err
+		})
+		total += n
+		if err != nil {
+			return total, err
+		}
+		if n < retentionBatch {
+			return total, nil
+		}
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+	}
 }

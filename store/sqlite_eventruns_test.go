@@ -330,3 +330,53 @@ func TestEventIndexRetentionAcrossBatches(t *testing.T) {
 		t.Fatalf("%d events indexed after retention, want the 100 kept", n)
 	}
 }
+
+// TestEventIndexRetentionPerApp checks a pass where each app keeps its
+// events for its own number of days, the users' runs spanning the
+// cutoffs: the index holds exactly the events kept, app by app, and the
+// lookups by user count them.
+func TestEventIndexRetentionPerApp(t *testing.T) {
+	sqliteOnly(t)
+	ctx := context.Background()
+	db, short, clock := mustOpenApp(t, eventsT0)
+	stopIdleDrain(t, db)
+	generationDue(db, false)
+	other, err := db.CreateApp(ctx, "server's", "enterprise", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long, err := db.CreateApp(ctx, "long", "enterprise", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, ten := 1, 10
+	for app, d := range map[int64]*int{short: &one, long.ID: &ten} {
+		if _, err := db.UpdateApp(ctx, app, AppUpdate{EventRetention: &RetentionChange{Days: d}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One day of each of eight days ago to one: the short app keeps one
+	// day of it, the server's (4 days) four, the long app all eight.
+	for range 8 {
+		for _, app := range []int64{short, other.ID, long.ID} {
+			mustLogUserEvents(t, db, app, "buy", map[string]int{"u-1": 3, "u-2": 2})
+		}
+		clock.Add(24 * time.Hour)
+	}
+	indexGeneration(t, db)
+	if n, err := db.DeleteExpiredEvents(ctx, clock.Now(), 4*24*time.Hour); err != nil || n != 7*5+4*5 {
+		t.Fatalf("retention deleted %d, %v; want %d", n, err, 7*5+4*5)
+	}
+	mustIndexExactly(t, db)
+	for _, tc := range []struct {
+		app  int64
+		days int
+	}{{short, 1}, {other.ID, 4}, {long.ID, 8}} {
+		for u, per := range map[string]int{"u-1": 3, "u-2": 2} {
+			evs, err := db.FindEvents(ctx, tc.app, EventFilter{UserID: u, Limit: MaxEventsLimit})
+			if err != nil || len(evs) != tc.days*per {
+				t.Errorf("app %d %s: %d events, %v; want %d", tc.app, u, len(evs), err, tc.days*per)
+			}
+		}
+	}
+}
