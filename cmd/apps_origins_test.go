@@ -15,13 +15,13 @@ func TestCLIAppsUpdateAllowedOrigins(t *testing.T) {
 		arg  string
 		want string
 	}{
-		{"https://a.example,https://b.example", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example","https://b.example"]}`},
-		{" HTTPS://A.example:8443/ , https://a.example:8443", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example:8443"]}`},
-		{"*", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["*"]}`},
+		{"https://a.example,https://b.example", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example","https://b.example"],"eventRetentionDays":null,"formRetentionDays":null}`},
+		{" HTTPS://A.example:8443/ , https://a.example:8443", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example:8443"],"eventRetentionDays":null,"formRetentionDays":null}`},
+		{"*", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["*"],"eventRetentionDays":null,"formRetentionDays":null}`},
 		// Browsers send no default port: an entry naming it would never match.
-		{"https://a.example:443,http://b.example:80,https://[::1]:443,http://c.example:443", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example","http://b.example","https://[::1]","http://c.example:443"]}`},
-		{"https://a.example,HTTPS://A.EXAMPLE:443,https://a.example:", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example"]}`},
-		{"http://localhost:3000", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["http://localhost:3000"]}`},
+		{"https://a.example:443,http://b.example:80,https://[::1]:443,http://c.example:443", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example","http://b.example","https://[::1]","http://c.example:443"],"eventRetentionDays":null,"formRetentionDays":null}`},
+		{"https://a.example,HTTPS://A.EXAMPLE:443,https://a.example:", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["https://a.example"],"eventRetentionDays":null,"formRetentionDays":null}`},
+		{"http://localhost:3000", `{"id":1,"name":"N","plan":"free","rateLimit":60,"allowedOrigins":["http://localhost:3000"],"eventRetentionDays":null,"formRetentionDays":null}`},
 	} {
 		r := cliRun(t, nil, "apps", "update", "--db", db, "--id", "1", "--allowed-origins", tc.arg)
 		if r.code != 0 {

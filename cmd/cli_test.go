@@ -392,7 +392,7 @@ func TestCLIAppsListUpdateDelete(t *testing.T) {
 		}
 		return strings.TrimSpace(r.stdout)
 	}
-	if got, want := list(), fmt.Sprintf(`{"data":[{"id":%d,"name":"One","plan":"free","rateLimit":60},{"id":%d,"name":"Two","plan":"pro","rateLimit":1000}]}`, a, b); got != want {
+	if got, want := list(), fmt.Sprintf(`{"data":[{"id":%d,"name":"One","plan":"free","rateLimit":60,"allowedOrigins":["*"],"eventRetentionDays":null,"formRetentionDays":null},{"id":%d,"name":"Two","plan":"pro","rateLimit":1000,"allowedOrigins":["*"],"eventRetentionDays":null,"formRetentionDays":null}]}`, a, b); got != want {
 		t.Fatalf("apps list=%s, want %s", got, want)
 	}
 
@@ -401,11 +401,11 @@ func TestCLIAppsListUpdateDelete(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--name", "Renamed"}, `{"id":%d,"name":"Renamed","plan":"free","rateLimit":60,"allowedOrigins":["*"]}`},
-		{[]string{"--plan", "starter"}, `{"id":%d,"name":"Renamed","plan":"starter","rateLimit":300,"allowedOrigins":["*"]}`},
-		{[]string{"--rate-limit", "500"}, `{"id":%d,"name":"Renamed","plan":"starter","rateLimit":500,"allowedOrigins":["*"]}`},
-		{[]string{"--plan", "enterprise", "--rate-limit", "20000"}, `{"id":%d,"name":"Renamed","plan":"enterprise","rateLimit":20000,"allowedOrigins":["*"]}`},
-		{[]string{"--rate-limit", "0"}, `{"id":%d,"name":"Renamed","plan":"enterprise","rateLimit":10000,"allowedOrigins":["*"]}`},
+		{[]string{"--name", "Renamed"}, `{"id":%d,"name":"Renamed","plan":"free","rateLimit":60,"allowedOrigins":["*"],"eventRetentionDays":null,"formRetentionDays":null}`},
+		{[]string{"--plan", "starter"}, `{"id":%d,"name":"Renamed","plan":"starter","rateLimit":300,"allowedOrigins":["*"],"eventRetentionDays":null,"formRetentionDays":null}`},
+		{[]string{"--rate-limit", "500"}, `{"id":%d,"name":"Renamed","plan":"starter","rateLimit":500,"allowedOrigins":["*"],"eventRetentionDays":null,"formRetentionDays":null}`},
+		{[]string{"--plan", "enterprise", "--rate-limit", "20000"}, `{"id":%d,"name":"Renamed","plan":"enterprise","rateLimit":20000,"allowedOrigins":["*"],"eventRetentionDays":null,"formRetentionDays":null}`},
+		{[]string{"--rate-limit", "0"}, `{"id":%d,"name":"Renamed","plan":"enterprise","rateLimit":10000,"allowedOrigins":["*"],"eventRetentionDays":null,"formRetentionDays":null}`},
 	} {
 		r := cliRun(t, nil, append([]string{"apps", "update", "--db", db, "--id", id}, tc.args...)...)
 		if got, want := strings.TrimSpace(r.stdout), fmt.Sprintf(tc.want, a); r.code != 0 || got != want {
@@ -440,7 +440,7 @@ func TestCLIAppsListUpdateDelete(t *testing.T) {
 	if data, _ := m["data"].(map[string]any); m["deleted"] != true || data["campaigns"] != float64(1) {
 		t.Fatalf("forced delete=%v", m)
 	}
-	if got, want := list(), fmt.Sprintf(`{"data":[{"id":%d,"name":"Renamed","plan":"enterprise","rateLimit":10000}]}`, a); got != want {
+	if got, want := list(), fmt.Sprintf(`{"data":[{"id":%d,"name":"Renamed","plan":"enterprise","rateLimit":10000,"allowedOrigins":["*"],"eventRetentionDays":null,"formRetentionDays":null}]}`, a); got != want {
 		t.Fatalf("after deletes apps list=%s, want %s", got, want)
 	}
 	// A fresh handle: the first one caches keys it has seen for a second.

@@ -448,6 +448,25 @@ func (db *DB) FindAppSettings(ctx context.Context, id int64) (*AppSettings, erro
 	return a, err
 }
 
+// FindAllAppSettings returns every app with its settings, in id order,
+// as the command line lists them.
+func (db *DB) FindAllAppSettings(ctx context.Context) ([]*AppSettings, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT `+appSettingsColumns+` FROM apps ORDER BY id`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*AppSettings{}
+	for rows.Next() {
+		a, err := scanAppSettings(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
 // FindAppsPage lists one page of the apps with their allowed origins,
 // newest first, as the API lists resources.
 func (db *DB) FindAppsPage(ctx context.Context, o ListOptions) ([]*AppSettings, Pagination, error) {
