@@ -165,6 +165,9 @@ type settingsData struct {
 	Plan      string
 	RateLimit string // empty: the plan's limit
 	Plans     []string
+	// Days the app keeps its events and form submissions; empty follows
+	// the server (its --retention for events, forever for forms).
+	EventRetention, FormRetention string
 }
 
 // settingsOf is what the settings form shows for app: its rate limit only
@@ -179,19 +182,32 @@ func settingsOf(app *store.App, origins string) settingsData {
 }
 
 func (d *Dashboard) handleSettings(w http.ResponseWriter, r *req) {
-	list, err := d.DB.AllowedOrigins(r.Context(), r.App.ID)
+	a, err := d.DB.FindAppSettings(r.Context(), r.App.ID)
 	if err != nil {
 		d.fail(w, r, err)
 		return
 	}
 	v := d.page(r, "settings", "Settings")
-	v.Data = settingsOf(r.App, strings.Join(list, "\n"))
+	data := settingsOf(r.App, strings.Join(a.AllowedOrigins, "\n"))
+	data.EventRetention, data.FormRetention = daysText(a.EventRetentionDays), daysText(a.FormRetentionDays)
+	v.Data = data
 	d.render(w, r.Request, http.StatusOK, "settings", v)
 }
 
-// handleSettingsSave sets the app's plan, rate limit and allowed CORS
-// origins in one change. Origins are one a line, or separated by commas;
-// "*" allows any. A form without the plan or the rate limit leaves it.
+// daysText is a retention as the settings form shows it: empty for the
+// server's.
+func daysText(days *int) string {
+	if days == nil {
+		return ""
+	}
+	return strconv.Itoa(*days)
+}
+
+// handleSettingsSave sets the app's plan, rate limit, allowed CORS
+// origins and retentions in one change. Origins are one a line, or
+// separated by commas; "*" allows any. An empty retention follows the
+// server's. A form without the plan, the rate limit or a retention leaves
+// it.
 func (d *Dashboard) handleSettingsSave(w http.ResponseWriter, r *req) {
 	raw := r.PostFormValue("allowedOrigins")
 	v := d.page(r, "settings", "Settings")
@@ -219,6 +235,22 @@ func (d *Dashboard) handleSettingsSave(w http.ResponseWriter, r *req) {
 			}
 		}
 		upd.RateLimit = &n
+	}
+	for _, f := range []struct {
+		name string
+		text *string
+		upd  **store.RetentionChange
+	}{{"eventRetentionDays", &data.EventRetention, &upd.EventRetention}, {"formRetentionDays", &data.FormRetention, &upd.FormRetention}} {
+		if _, ok := r.PostForm[f.name]; !ok {
+			continue
+		}
+		*f.text = strings.TrimSpace(r.PostFormValue(f.name))
+		c, err := store.ParseRetentionDays(f.name, *f.text)
+		if err != nil {
+			v.Errors[f.name] = fmt.Sprintf("must be a whole number of days from 1 to %d, or empty", store.MaxRetentionDays)
+			continue
+		}
+		*f.upd = c
 	}
 	if len(v.Errors) == 0 {
 		_, err = d.DB.UpdateApp(r.Context(), r.App.ID, upd)
