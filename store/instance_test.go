@@ -172,3 +172,65 @@ func TestInstanceKeysMigrationDown(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestAppRetentionMigrationDown: migrating below version 22 drops the
+// apps' retentions and keeps the apps; migrating up again gives them back
+// as null, the server's.
+func TestAppRetentionMigrationDown(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpenDB(t)
+	app, err := db.CreateApp(ctx, "kept", "free", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := 30
+	if _, err := db.UpdateApp(ctx, app.ID, AppUpdate{EventRetention: &RetentionChange{Days: &d}, FormRetention: &RetentionChange{Days: &d}}); err != nil {
+		t.Fatal(err)
+	}
+	mustMigrateDownTo(t, db, 21)
+	if n := countRows(t, db, `SELECT COUNT(*) FROM apps`); n != 1 {
+		t.Fatalf("%d apps after down, want 1", n)
+	}
+	if err := db.Migrate(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	a, err := db.FindAppSettings(ctx, app.ID)
+	if err != nil || a.Name != "kept" || a.EventRetentionDays != nil || a.FormRetentionDays != nil {
+		t.Fatalf("after down and up: %+v %v", a, err)
+	}
+}
+
+// TestUpdateAppRetentionRange: every way in that takes a Go value (the
+// command line, the dashboard) is held to 1 to 3650 days by UpdateApp
+// itself, and a refused change writes nothing, the good field beside it
+// included.
+func TestUpdateAppRetentionRange(t *testing.T) {
+	ctx := context.Background()
+	db := mustOpenDB(t)
+	app, err := db.CreateApp(ctx, "a", "free", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := 10
+	for _, d := range []int{0, -1, MaxRetentionDays + 1} {
+		bad := d
+		_, err := db.UpdateApp(ctx, app.ID, AppUpdate{EventRetention: &RetentionChange{Days: &good}, FormRetention: &RetentionChange{Days: &bad}})
+		wantCode(t, err, EINVALID)
+		if fields := fieldsIn(err); len(fields) != 1 || fields["formRetentionDays"] == "" {
+			t.Fatalf("%d: fields %v, want formRetentionDays alone", d, fields)
+		}
+	}
+	for _, s := range []string{"0", "3651", "1.5", "x", "-2"} {
+		if _, err := ParseRetentionDays("eventRetentionDays", s); ErrorCode(err) != EINVALID {
+			t.Fatalf("ParseRetentionDays(%q): %v, want EINVALID", s, err)
+		}
+	}
+	a, err := db.FindAppSettings(ctx, app.ID)
+	if err != nil || a.EventRetentionDays != nil || a.FormRetentionDays != nil {
+		t.Fatalf("after refusals: %+v %v", a, err)
+	}
+	// The column refuses what the code would, should anything bypass it.
+	if _, err := db.write.ExecContext(ctx, `UPDATE apps SET event_retention_days = 0 WHERE id = ?`, app.ID); err == nil {
+		t.Fatal("the database took a retention of 0 days")
+	}
+}
