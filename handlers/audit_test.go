@@ -37,6 +37,7 @@ var notAudited = map[Route]string{
 	{"POST", "/apps-external/:appId/campaigns/:campaignIdOrKey/variant"}: "SDK: an end user's assignment",
 	{"POST", "/apps-external/:appId/variants"}:                           "SDK: an end user's assignments",
 	{"POST", "/apps-external/:appId/identify"}:                           "SDK: an end user's profile",
+	{"POST", "/apps-external/:appId/exposures"}:                          "SDK: end users' assignments, as local evaluation showed them",
 	{"POST", "/apps-external/:appId/submit-form"}:                        "SDK: an end user's form submission",
 	{"POST", "/content/submit-form"}:                                     "SDK: an end user's form submission",
 	{"POST", "/apps/:appId/events"}:                                      "end users' events, not configuration",
