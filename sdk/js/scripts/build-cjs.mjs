@@ -18,27 +18,31 @@ export const srcDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'src')
 const header = (from) => `// Generated from ${from} by scripts/build-cjs.mjs (npm run build): do not edit.\n`;
 
 /** cjsOf translates the ES module source to CommonJS. */
-export function cjsOf(source) {
+export function cjsOf(source, from = 'index.js') {
   const names = [];
   const lines = source.split('\n').map((line, i) => {
+    // A whole-module import of a package (react.js's React) is a require.
+    const imp = /^import \* as ([A-Za-z_$][\w$]*) from '([a-z@][\w@/.-]*)';$/.exec(line);
+    if (imp) return `const ${imp[1]} = require('${imp[2]}');`;
     if (/^\s*import\b(?!\s*\()/.test(line) || /\bimport\.meta\b/.test(line)) {
-      throw new Error(`index.js:${i + 1}: an import has no CommonJS translation here`);
+      throw new Error(`${from}:${i + 1}: an import has no CommonJS translation here`);
     }
     const m = /^export (const|let|function|async function|class) ([A-Za-z_$][\w$]*)/.exec(line);
     if (m) {
       names.push(m[2]);
       return line.slice('export '.length);
     }
-    if (/^\s*export\b/.test(line)) throw new Error(`index.js:${i + 1}: only "export const|function|class NAME" is translated`);
+    if (/^\s*export\b/.test(line)) throw new Error(`${from}:${i + 1}: only "export const|function|class NAME" is translated`);
     return line;
   });
-  if (!names.length) throw new Error('index.js exports nothing');
-  return `${header('index.js')}'use strict';\n\n${lines.join('\n').replace(/\n*$/, '\n')}\nmodule.exports = { ${names.join(', ')} };\n`;
+  if (!names.length) throw new Error(`${from} exports nothing`);
+  return `${header(from)}'use strict';\n\n${lines.join('\n').replace(/\n*$/, '\n')}\nmodule.exports = { ${names.join(', ')} };\n`;
 }
 
 /** dctsOf answers the CommonJS declarations: the same text. */
-export function dctsOf(declarations) {
-  return header('index.d.ts') + declarations;
+export function dctsOf(declarations, from = 'index.d.ts') {
+  // The CommonJS declarations import the CommonJS ones.
+  return header(from) + declarations.replace(/from '\.\/index\.js'/g, "from './index.cjs'");
 }
 
 export function outputs() {
@@ -46,6 +50,8 @@ export function outputs() {
   return {
     'index.cjs': cjsOf(read('index.js')),
     'index.d.cts': dctsOf(read('index.d.ts')),
+    'react.cjs': cjsOf(read('react.js'), 'react.js'),
+    'react.d.cts': dctsOf(read('react.d.ts'), 'react.d.ts'),
   };
 }
 

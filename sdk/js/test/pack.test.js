@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync, readFileSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,11 @@ before(() => {
   const packed = JSON.parse(npm(['pack', '--json', '--pack-destination', dir], pkgDir));
   tarball = join(dir, packed[0].filename);
   assert.deepEqual(packed[0].files.map((f) => f.path).sort(),
-    ['README.md', 'package.json', 'src/index.cjs', 'src/index.d.cts', 'src/index.d.ts', 'src/index.js']);
+    ['README.md', 'package.json', 'src/index.cjs', 'src/index.d.cts', 'src/index.d.ts', 'src/index.js',
+      'src/react.cjs', 'src/react.d.cts', 'src/react.d.ts', 'src/react.js']);
+  // React is a peer dependency the app brings: an optional one, so the
+  // package installs without it.
+  assert.deepEqual(pkg.peerDependenciesMeta?.react, { optional: true });
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -98,4 +102,45 @@ test('an ES module project imports the package, and type-checks it with and with
   }
 `);
   assert.deepEqual(typecheck(app, 'page.ts', ['ES2022', 'DOM']), ['index.d.ts']);
+});
+
+// withReact gives a project the React (and its types) of the SDK's own
+// devDependencies, as an app brings its own: linked, so no registry is
+// needed.
+function withReact(app) {
+  mkdirSync(join(app, 'node_modules', '@types'), { recursive: true });
+  for (const m of ['react', '@types/react', 'csstype']) symlinkSync(join(pkgDir, 'node_modules', m), join(app, 'node_modules', m), 'dir');
+}
+
+const reactProbe = `
+  const c = createClient({ key: 'sk_c_x', appId: 1, baseUrl: 'http://127.0.0.1:8080', flushInterval: 0, evaluation: 'local', stream: false,
+    bootstrap: { version: 'v', campaigns: [] } });
+  const el = React.createElement(ServiceProvider, { client: c }, null);
+  console.log(JSON.stringify({ provider: typeof ServiceProvider, hook: typeof useVariant, element: el.type === ServiceProvider }));
+  c.close();
+`;
+const reactProbed = { provider: 'function', hook: 'function', element: true };
+const typedReact = (name) => `
+  import { createElement } from 'react';
+  import { createClient } from '${name}';
+  import { ServiceProvider, useVariant, type VariantState } from '${name}/react';
+  const client = createClient({ key: 'k', appId: 1, evaluation: 'local' });
+  export function Hero() { const s: VariantState = useVariant('hero', { userId: 'u' }); return s.variant; }
+  export const app = createElement(ServiceProvider, { client });
+`;
+
+test('service-sdk/react: required from a CommonJS project and imported from an ES module project, with its types', () => {
+  const cjs = project('react-cjs-app');
+  withReact(cjs);
+  writeFileSync(join(cjs, 'index.js'), `const React = require('react');\nconst { createClient } = require('${pkg.name}');\nconst { ServiceProvider, useVariant } = require('${pkg.name}/react');\n${reactProbe}`);
+  assert.deepEqual(JSON.parse(execFileSync(process.execPath, ['index.js'], { cwd: cjs, encoding: 'utf8' })), reactProbed);
+  writeFileSync(join(cjs, 'main.ts'), typedReact(pkg.name));
+  assert.deepEqual(typecheck(cjs, 'main.ts').sort(), ['index.d.cts', 'react.d.cts']);
+
+  const esm = project('react-esm-app', { type: 'module' });
+  withReact(esm);
+  writeFileSync(join(esm, 'index.js'), `import * as React from 'react';\nimport { createClient } from '${pkg.name}';\nimport { ServiceProvider, useVariant } from '${pkg.name}/react';\n${reactProbe}`);
+  assert.deepEqual(JSON.parse(execFileSync(process.execPath, ['index.js'], { cwd: esm, encoding: 'utf8' })), reactProbed);
+  writeFileSync(join(esm, 'main.ts'), typedReact(pkg.name));
+  assert.deepEqual(typecheck(esm, 'main.ts').sort(), ['index.d.ts', 'react.d.ts']);
 });
