@@ -658,21 +658,25 @@ class Client {
       return this._refreshing;
     }
     this._refreshing = (async () => {
-      do {
-        this._refreshAgain = false;
-        try {
-          const headers = this._rs?.version ? { 'If-None-Match': `"${this._rs.version}"` } : undefined;
-          const raw = await this._send('GET', `/apps-external/${this.appId}/ruleset`, undefined, false, Infinity, false, headers);
-          if (!raw || !Array.isArray(raw.campaigns)) throw new ServiceError('INVALID_RULESET', 'the ruleset answer has no campaigns');
-          this._setRuleset(raw);
-        } catch (e) {
-          if (e.status !== 304 && !this._closed) this._report(e);
-        }
-      } while (this._refreshAgain && !this._closed);
-    })().finally(() => {
-      this._refreshing = null;
-      this._rsSettle();
-    });
+      try {
+        do {
+          this._refreshAgain = false;
+          try {
+            const headers = this._rs?.version ? { 'If-None-Match': `"${this._rs.version}"` } : undefined;
+            const raw = await this._send('GET', `/apps-external/${this.appId}/ruleset`, undefined, false, Infinity, false, headers);
+            if (!raw || !Array.isArray(raw.campaigns)) throw new ServiceError('INVALID_RULESET', 'the ruleset answer has no campaigns');
+            this._setRuleset(raw);
+          } catch (e) {
+            if (e.status !== 304 && !this._closed) this._report(e);
+          }
+        } while (this._refreshAgain && !this._closed);
+      } finally {
+        // Cleared in the same step as the last check of _refreshAgain: a
+        // call in between would otherwise be lost.
+        this._refreshing = null;
+        this._rsSettle();
+      }
+    })();
     return this._refreshing;
   }
 

@@ -142,3 +142,41 @@ test('without a ruleset, local mode asks the server', async () => {
   assert.equal(c.ruleset, null);
   await c.close();
 });
+
+test('where EventSource exists (browsers), the stream goes through it with the key in the query, and each open downloads', async () => {
+  const sources = [];
+  class FakeEventSource {
+    constructor(url) { this.url = url; this.readyState = 0; this.listeners = {}; sources.push(this); }
+    addEventListener(type, fn) { (this.listeners[type] ||= []).push(fn); }
+    emit(type, ev = {}) { for (const fn of this.listeners[type] || []) fn(ev); }
+    close() { this.readyState = 2; this.closed = true; }
+  }
+  let rs = ruleset('v1', [campaign(1, 'one')]);
+  const f = fakeFetch((req) => (req.init.headers['If-None-Match'] === `"${rs.version}"` ? json(304) : json(200, rs)));
+  const saved = { es: globalThis.EventSource, fetch: globalThis.fetch };
+  globalThis.EventSource = FakeEventSource;
+  globalThis.fetch = f;
+  try {
+    const c = createClient({ key: 'ck/+', appId: 1, baseUrl: 'http://svc.test/v1', storage: memoryStorage(), flushInterval: 0, evaluation: 'local' });
+    await c.ready();
+    assert.equal(sources.length, 1);
+    assert.equal(sources[0].url, 'http://svc.test/v1/apps-external/1/ruleset/stream?key=ck%2F%2B');
+    const downloads = () => f.calls.filter((r) => r.path.endsWith('/ruleset')).length;
+    const n = downloads();
+    sources[0].emit('open');
+    await waitFor(() => downloads() === n + 1, 2000, 'the download on open');
+    rs = ruleset('v2', [campaign(2, 'two')]);
+    sources[0].emit('ruleset', { data: '{"version":"v2"}', lastEventId: 'v2' });
+    await waitFor(() => c.ruleset.version === 'v2', 2000, 'the new ruleset');
+    // Refused for good (CLOSED): opened anew after a backoff.
+    sources[0].readyState = 2;
+    sources[0].emit('error');
+    await waitFor(() => sources.length === 2, 2000, 'a new EventSource');
+    c._exposures.length = 0;
+    await c.close();
+    assert.ok(sources[1].closed, 'close() closes the EventSource');
+  } finally {
+    globalThis.EventSource = saved.es;
+    globalThis.fetch = saved.fetch;
+  }
+});
