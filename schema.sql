@@ -162,7 +162,7 @@ CREATE TABLE webhook_deliveries (
     attempts        INTEGER NOT NULL DEFAULT 0,
     next_attempt_at INTEGER,
     claimed_until   INTEGER
-, claimed_by INTEGER);
+, claimed_by INTEGER, redacted_at INTEGER);
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries(status, next_attempt_at);
 CREATE INDEX webhook_deliveries_hook ON webhook_deliveries(webhook_id, id);
 
@@ -187,6 +187,8 @@ CREATE TABLE form_submissions (
     submitted_at    INTEGER NOT NULL
 );
 CREATE INDEX form_submissions_app ON form_submissions(app_id, content_view_id, id);
+CREATE INDEX form_submissions_user ON form_submissions(app_id, user_id) WHERE user_id IS NOT NULL;
+CREATE INDEX form_submissions_session ON form_submissions(app_id, session_id) WHERE session_id IS NOT NULL;
 
 CREATE TABLE dashboard_users (
     id            INTEGER PRIMARY KEY,
@@ -376,3 +378,14 @@ CREATE TABLE session_links (
     PRIMARY KEY (app_id, session_id)
 ) WITHOUT ROWID;
 CREATE INDEX session_links_user ON session_links(app_id, user_id);
+
+CREATE TABLE erasure_state (
+    id    INTEGER PRIMARY KEY CHECK (id = 1),
+    salt  BLOB    NOT NULL,
+    count INTEGER NOT NULL
+);
+
+CREATE TABLE erasure_scrubs (
+    id           INTEGER PRIMARY KEY,
+    requested_at INTEGER NOT NULL
+);

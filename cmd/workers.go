@@ -20,6 +20,10 @@ const (
 	statisticsMinRows  = 1000
 )
 
+// scrubInterval is how long after an erasure of an end user, at most, the
+// leader clears what it left in the database's files (store.ScrubErasures).
+const scrubInterval = 10 * time.Second
+
 // workers returns the background jobs serve runs beside the HTTP server:
 // the scheduled jobs, which run on the leader only (every process on
 // SQLite, one on PostgreSQL), and the webhook dispatcher, which runs on
@@ -43,6 +47,7 @@ func workers(c Config, db *store.DB, log *slog.Logger, mx *metrics.Metrics) (lea
 			Interval: max(min(c.Retention/10, time.Hour), time.Second), Log: log}).Run,
 		(&scheduler.Audiences{DB: db, Interval: c.AudienceInterval, Log: log}).Run,
 		(&scheduler.Statistics{DB: db, Interval: statisticsInterval, MinRows: statisticsMinRows, Log: log}).Run,
+		(&scheduler.Scrub{DB: db, Interval: scrubInterval, Log: log}).Run,
 	}}
 	return leader, []func(context.Context) error{dispatcher.Run}
 }

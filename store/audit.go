@@ -144,7 +144,7 @@ const (
 
 // AuditObjectTypes are the object types, in the order the docs list them.
 var AuditObjectTypes = []string{ObjectApp, ObjectKey, ObjectCampaign, ObjectContent, ObjectAudience, ObjectMetric,
-	ObjectWebhook, ObjectMember, ObjectInvitation, ObjectUser}
+	ObjectWebhook, ObjectMember, ObjectInvitation, ObjectUser, ObjectEndUser}
 
 // RedactedValue stands in the log for every secret's value.
 const RedactedValue = "[redacted]"

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"service/jsonjs"
 )
@@ -391,10 +392,16 @@ func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 // entry, and the entries' user ids sit back to back in one byte slice; a
 // lookup compares the whole key, so two keys with the same hash are never
 // confused: the later one takes the slot and the earlier is a miss.
+//
+// An erasure empties it (see forgetUsers): each shard is tagged with the
+// epoch it was filled in, and an entry of an older epoch is a miss, so
+// that no process answers an erased user from memory.
 type userCache struct {
 	seed   maphash.Seed
 	shards [64]userShard
 	limit  int
+	// epoch is the database's userEpoch.
+	epoch *atomic.Uint64
 }
 
 type userShard struct {
@@ -402,6 +409,7 @@ type userShard struct {
 	slots map[uint64]uint32 // key hash -> index in entries
 	ents  []userEntry
 	ids   []byte // the entries' user ids, back to back
+	epoch uint64 // the epoch its entries were put in
 }
 
 type userEntry struct {
@@ -416,8 +424,8 @@ type userKey struct {
 	user  string
 }
 
-func newUserCache(perShard int) *userCache {
-	c := &userCache{seed: maphash.MakeSeed(), limit: perShard}
+func newUserCache(perShard int, epoch *atomic.Uint64) *userCache {
+	c := &userCache{seed: maphash.MakeSeed(), limit: perShard, epoch: epoch}
 	for i := range c.shards {
 		c.shards[i].slots = make(map[uint64]uint32, perShard)
 	}
@@ -445,18 +453,33 @@ func (s *userShard) find(h uint64, k userKey) int {
 
 func (c *userCache) get(k userKey) (int64, bool) {
 	h, s := c.shard(k)
+	cur := c.epoch.Load()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if s.epoch != cur {
+		return 0, false // filled before an erasure
+	}
 	if i := s.find(h, k); i >= 0 {
 		return s.ents[i].val, true
 	}
 	return 0, false
 }
 
-func (c *userCache) put(k userKey, v int64) {
+// put stores v for k, learnt from the database at epoch (the cache's
+// epoch when the caller began: see userEpoch). What was learnt before an
+// erasure that memory already knows of is not kept.
+func (c *userCache) put(k userKey, v int64, epoch uint64) {
 	h, s := c.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	switch {
+	case epoch < s.epoch:
+		return
+	case epoch > s.epoch:
+		clear(s.slots)
+		s.ents, s.ids = s.ents[:0], s.ids[:0]
+		s.epoch = epoch
+	}
 	if i := s.find(h, k); i >= 0 {
 		s.ents[i].val = v
 		return

@@ -4,19 +4,20 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
 func TestUserCache(t *testing.T) {
-	c := newUserCache(4)
+	c := newUserCache(4, new(atomic.Uint64))
 	k := userKey{scope: 7, kind: 'u', user: "alice"}
 	if _, ok := c.get(k); ok {
 		t.Fatal("an empty cache has alice")
 	}
-	c.put(k, 11)
-	c.put(userKey{7, 's', "alice"}, 12)
-	c.put(userKey{8, 'u', "alice"}, 13)
-	c.put(userKey{7, 'u', "alicf"}, 14)
+	c.put(k, 11, 0)
+	c.put(userKey{7, 's', "alice"}, 12, 0)
+	c.put(userKey{8, 'u', "alice"}, 13, 0)
+	c.put(userKey{7, 'u', "alicf"}, 14, 0)
 	for _, tc := range []struct {
 		k    userKey
 		want int64
@@ -37,7 +38,7 @@ func TestUserCache(t *testing.T) {
 	// A second put of a key replaces its value in place.
 	_, s := c.shard(k)
 	n := len(s.ents)
-	c.put(k, 21)
+	c.put(k, 21, 0)
 	if v, _ := c.get(k); v != 21 || len(s.ents) != n {
 		t.Fatalf("after a second put: %d with %d entries; want 21 with %d", v, len(s.ents), n)
 	}
@@ -46,9 +47,9 @@ func TestUserCache(t *testing.T) {
 // TestUserCacheSameHash: a key whose hash slot holds another key is a
 // miss, never the other key's value, and taking the slot keeps both exact.
 func TestUserCacheSameHash(t *testing.T) {
-	c := newUserCache(8)
+	c := newUserCache(8, new(atomic.Uint64))
 	a, b := userKey{1, 'u', "a"}, userKey{1, 'u', "b"}
-	c.put(a, 100)
+	c.put(a, 100, 0)
 	// Make b's hash point at a's entry, as a collision would.
 	hb, sb := c.shard(b)
 	ha, sa := c.shard(a)
@@ -63,7 +64,7 @@ func TestUserCacheSameHash(t *testing.T) {
 	if v, ok := c.get(b); ok {
 		t.Fatalf("b found with a's value %d", v)
 	}
-	c.put(b, 200)
+	c.put(b, 200, 0)
 	if v, ok := c.get(b); !ok || v != 200 {
 		t.Fatalf("get(b) = %d, %v; want 200", v, ok)
 	}
@@ -78,10 +79,10 @@ func TestUserCacheSameHash(t *testing.T) {
 func TestUserCacheBounded(t *testing.T) {
 	const limit = 16
 	for _, idLen := range []int{8, 256} {
-		c := newUserCache(limit)
+		c := newUserCache(limit, new(atomic.Uint64))
 		for i := range 100_000 {
 			u := fmt.Sprintf("%0*d", idLen, i)
-			c.put(userKey{1, 'u', u}, int64(i))
+			c.put(userKey{1, 'u', u}, int64(i), 0)
 			if v, ok := c.get(userKey{1, 'u', u}); !ok || v != int64(i) {
 				t.Fatalf("ids of %d bytes: user %d not found right after its put", idLen, i)
 			}
@@ -115,9 +116,9 @@ func TestUserCacheHoldsNoPointers(t *testing.T) {
 	grown := int64(1 << 62)
 	for range 3 {
 		before := objects()
-		c := newUserCache(1 << 10)
+		c := newUserCache(1<<10, new(atomic.Uint64))
 		for i := range 64 << 10 {
-			c.put(userKey{1, 'u', "user-" + strings.Repeat("x", i%8) + fmt.Sprint(i)}, int64(i))
+			c.put(userKey{1, 'u', "user-" + strings.Repeat("x", i%8) + fmt.Sprint(i)}, int64(i), 0)
 		}
 		after := objects()
 		runtime.KeepAlive(c)

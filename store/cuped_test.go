@@ -456,7 +456,7 @@ func TestForgottenReturningUserCostsNoCovariate(t *testing.T) {
 		}
 	}
 
-	db.assigned = newUserCache(1 << 10) // as a full shard starts over
+	db.assigned = newUserCache(1<<10, &db.userEpoch) // as a full shard starts over
 	reads := db.covariateReads.Load()
 	again := variant("known")
 	if want := strings.Replace(first, `"impressionRecorded":true`, `"impressionRecorded":false`, 1); again != want {

@@ -76,6 +76,13 @@ type DB struct {
 	// never changes: a variant request naming both links them once per
 	// process (see links.go).
 	links *userCache
+	// userEpoch moves at every erasure this process commits or learns of
+	// (see erasure.go), which empties the four user caches above.
+	userEpoch atomic.Uint64
+	// erasuresSeen is the database's count of erasures as last read.
+	erasuresSeen atomic.Int64
+	// erasuresDue: another process committed, and may have erased.
+	erasuresDue atomic.Bool
 	// runningReads counts the campaign reads of stillRunning, for tests.
 	runningReads atomic.Int64
 	// covariateReads counts the covariate queries, for tests.
@@ -100,6 +107,8 @@ type DB struct {
 	pg *pgStore
 	// dia holds the statements whose text differs between the stores.
 	dia *dialect
+	// eraser is the engine's share of an erasure (erasure.go).
+	eraser eraser
 
 	// Notify, when set, is called after a commit that queued webhook
 	// deliveries, so the dispatcher wakes without polling.
@@ -198,10 +207,10 @@ func (db *DB) initCaches() {
 	db.cache = newCampaignCache()
 	// Sized so that a million users cost a bounded few MiB: a miss costs
 	// one indexed statement in the next write batch.
-	db.assigned = newUserCache(1 << 10)
-	db.known = newUserCache(1 << 9)
-	db.converted = newUserCache(1 << 9)
-	db.links = newUserCache(1 << 9)
+	db.assigned = newUserCache(1<<10, &db.userEpoch)
+	db.known = newUserCache(1<<9, &db.userEpoch)
+	db.converted = newUserCache(1<<9, &db.userEpoch)
+	db.links = newUserCache(1<<9, &db.userEpoch)
 	db.audiences = newAudienceCache()
 }
 
@@ -227,7 +236,7 @@ func (db *DB) newTx(ctx context.Context, sc *sql.Conn, tx *sql.Tx) *Tx {
 	if bufs == nil {
 		bufs = new(txBufs)
 	}
-	return &Tx{raw: tx, sc: sc, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC(), txBufs: bufs}
+	return &Tx{raw: tx, sc: sc, conn: conn{ctx, db.wstmts, tx}, db: db, now: db.Now().UTC(), txBufs: bufs, epoch: db.userEpoch.Load()}
 }
 
 // Migrate applies migrations: steps 0 means all the way up, a negative
@@ -323,6 +332,9 @@ type Tx struct {
 	conn           // exec, query and queryRow, prepared, with the caller's context
 	db   *DB
 	now  time.Time
+	// epoch is the user caches' epoch when the transaction began: what it
+	// learns of users goes into them under it.
+	epoch uint64
 	// changed: what the caches hold changed (campaigns, content,
 	// audiences, apps and their settings, keys) or another admin setting
 	// did (webhooks). The commit bumps the generation, which starts this
@@ -348,6 +360,9 @@ type Tx struct {
 	// purged are the apps this transaction deleted. drain and indexAll
 	// make it a transaction of the indexer's own (see sqlite_eventindex.go).
 	purged []int64
+	// erased are the users whose events this transaction erased (see
+	// sqlite_erasure.go).
+	erased []userRef
 	// expired are the retention passes of this transaction (see
 	// sqlite_eventindex.go).
 	expired         []expiry

@@ -43,6 +43,9 @@ type dialect struct {
 	// eventsByEventTS is the events table read through its (app_id,
 	// event_id, ts) index.
 	eventsByEventTS string
+	// payloadHas is the condition that a webhook delivery's payload
+	// (d.payload) holds the bytes of a parameter.
+	payloadHas string
 	// instr is the function that finds text in text, 1-based, 0 for none.
 	instr string
 	// unindexed prefixes a column whose index the planner must not use.

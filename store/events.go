@@ -302,7 +302,7 @@ func (tx *Tx) flushConversions() error {
 			c.converted = true
 			tx.countConversion(vid)
 			tx.countConvertedCovariate(vid, x)
-			tx.after = append(tx.after, func() { tx.db.converted.put(k, vid) })
+			tx.after = append(tx.after, func() { tx.db.converted.put(k, vid, tx.epoch) })
 		}
 	}
 	return nil
@@ -383,29 +383,39 @@ func (db *DB) FindEvents(ctx context.Context, appID int64, f EventFilter) ([]*Ev
 	defer rows.Close()
 	list := []*Event{}
 	for rows.Next() {
-		e := &Event{}
-		var user, session, meta, logID sql.NullString
-		var ts int64
-		if err := rows.Scan(&e.ID, &e.EventID, &user, &session, &meta, &logID, &ts); err != nil {
+		e, err := scanStoredEvent(rows)
+		if err != nil {
 			return nil, err
 		}
-		if user.Valid {
-			e.UserID = &user.String
-		}
-		if session.Valid {
-			e.SessionID = &session.String
-		}
-		if logID.Valid {
-			e.LogID = &logID.String
-		}
-		e.Metadata = json.RawMessage("{}")
-		if meta.Valid {
-			e.Metadata = json.RawMessage(meta.String)
-		}
-		e.Timestamp = NewTime(fromMS(ts))
 		list = append(list, e)
 	}
 	return list, rows.Err()
+}
+
+// scanStoredEvent reads an event of the columns id, event_id, user_id,
+// session_id, metadata, log_id, ts.
+func scanStoredEvent(row scanner) (*Event, error) {
+	e := &Event{}
+	var user, session, meta, logID sql.NullString
+	var ts int64
+	if err := row.Scan(&e.ID, &e.EventID, &user, &session, &meta, &logID, &ts); err != nil {
+		return nil, err
+	}
+	if user.Valid {
+		e.UserID = &user.String
+	}
+	if session.Valid {
+		e.SessionID = &session.String
+	}
+	if logID.Valid {
+		e.LogID = &logID.String
+	}
+	e.Metadata = json.RawMessage("{}")
+	if meta.Valid {
+		e.Metadata = json.RawMessage(meta.String)
+	}
+	e.Timestamp = NewTime(fromMS(ts))
+	return e, nil
 }
 
 // expireBatch deletes up to retentionBatch of the app's events before

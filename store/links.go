@@ -30,7 +30,9 @@ import (
 //
 // A session links to one user, once: the primary key of session_links
 // refuses a second, and a link is never rewritten, so every process may
-// keep what it learnt of a session in memory (links).
+// keep what it learnt of a session in memory (links). Only an erasure of
+// the user deletes it, and every process then forgets what it kept (see
+// forgetUsers).
 
 // ELINKED is the code of an identify that names a session already linked
 // to another user.
@@ -103,7 +105,7 @@ func (tx *Tx) linkSession(appID int64, sessionID, userID string) (int64, error) 
 		if owner != userID {
 			outcome = linkOther
 		}
-		tx.after = append(tx.after, func() { tx.db.links.put(k, outcome) })
+		tx.after = append(tx.after, func() { tx.db.links.put(k, outcome, tx.epoch) })
 		return outcome, nil
 	}
 	// Written now rather than at the commit (seeUser): a user first
@@ -115,7 +117,7 @@ func (tx *Tx) linkSession(appID int64, sessionID, userID string) (int64, error) 
 	if err := tx.copyAssignments(appID, sessionID, userID); err != nil {
 		return 0, err
 	}
-	tx.after = append(tx.after, func() { tx.db.links.put(k, linkSame) })
+	tx.after = append(tx.after, func() { tx.db.links.put(k, linkSame, tx.epoch) })
 	return linkNew, nil
 }
 
@@ -174,9 +176,9 @@ func (tx *Tx) copyAssignments(appID int64, sessionID, userID string) error {
 		ck, vid := userKey{s.campaign, 'u', userID}, s.variant
 		converted := s.convertedAt.Valid
 		tx.after = append(tx.after, func() {
-			tx.db.assigned.put(ck, vid)
+			tx.db.assigned.put(ck, vid, tx.epoch)
 			if converted {
-				tx.db.converted.put(ck, vid)
+				tx.db.converted.put(ck, vid, tx.epoch)
 			}
 		})
 	}

@@ -399,7 +399,7 @@ func TestCupedRoundRobin(t *testing.T) {
 
 	// A returning user the memory forgot is answered from the stored row,
 	// without a covariate query.
-	db.assigned = newUserCache(1 << 10)
+	db.assigned = newUserCache(1<<10, &db.userEpoch)
 	reads := db.covariateReads.Load()
 	b, err := db.Variant(ctx, app, c.ID, &VariantRequest{UserID: "loyal"}, nil)
 	if err != nil {

@@ -84,6 +84,7 @@ func openPostgres(ctx context.Context, target string, up bool, opts Options) (*D
 		return nil, connectError(pg.where, cc, err)
 	}
 	db := &DB{write: w, read: r, path: target, Now: time.Now, lockWait: writeLockWait, timeout: opts.Timeout, pg: pg, dia: &postgresDialect}
+	db.eraser = pgEraser{db}
 	// pgx keeps each connection's statements prepared by itself.
 	db.wstmts, db.rstmts = newStmtCache(w, false), newStmtCache(r, false)
 	db.wstmts.off, db.rstmts.off = true, true
@@ -189,23 +190,9 @@ func (db *DB) compactSecrets(ctx context.Context) {
 	if db.pg == nil {
 		return
 	}
-	var horizon string
-	if err := db.write.QueryRowContext(ctx, `SELECT CAST(pg_snapshot_xmax(pg_current_snapshot()) AS TEXT)`).Scan(&horizon); err == nil {
-		for deadline := time.Now().Add(compactWait); time.Now().Before(deadline); {
-			var settled bool
-			err := db.write.QueryRowContext(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST(? AS TEXT) AS xid8)
-				AND NOT EXISTS (SELECT 1 FROM pg_stat_activity
-					WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
-						AND age(backend_xmin) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid)))`, horizon, horizon).Scan(&settled)
-			if err != nil || settled {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-		}
+	db.awaitOlderSnapshots(ctx, compactWait)
+	if ctx.Err() != nil {
+		return
 	}
 	if _, err := db.write.ExecContext(ctx, `VACUUM (FULL) webhooks`); err != nil && db.pg.log != nil {
 		db.pg.log.Warn("postgres: could not rewrite the webhooks table after sealing its secrets; old row versions keep the previous values until VACUUM reuses their space", "err", err)
@@ -214,6 +201,39 @@ func (db *DB) compactSecrets(ctx context.Context) {
 
 // compactWait bounds compactSecrets' wait for older snapshots to end.
 const compactWait = 5 * time.Second
+
+// awaitOlderSnapshots waits, for at most wait, until every transaction
+// begun before this moment has ended and no other session of the database
+// holds a snapshot from before it, and reports whether that happened: the
+// row versions this process replaced or deleted before the call are then
+// dead to every transaction, and VACUUM may remove them.
+func (db *DB) awaitOlderSnapshots(ctx context.Context, wait time.Duration) bool {
+	var horizon string
+	if err := db.write.QueryRowContext(ctx, `SELECT CAST(pg_snapshot_xmax(pg_current_snapshot()) AS TEXT)`).Scan(&horizon); err != nil {
+		return false
+	}
+	for deadline := time.Now().Add(wait); ; {
+		var settled bool
+		err := db.write.QueryRowContext(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST(? AS TEXT) AS xid8)
+			AND NOT EXISTS (SELECT 1 FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
+					AND age(backend_xmin) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid)))`, horizon, horizon).Scan(&settled)
+		if err != nil {
+			return false
+		}
+		if settled {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
 
 // PostgreSQL's error codes the store tells apart.
 const (

@@ -92,6 +92,7 @@ func (db *DB) startListener() {
 				// Whatever committed while no connection listened is
 				// unknown: start over.
 				db.gen.Add(1)
+				db.noticeErasures(ctx)
 				if first {
 					first = false
 					close(ready)
@@ -150,6 +151,8 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 		}
 		if n.Payload != db.pg.self {
 			db.gen.Add(1)
+			// Another process's change, which may be an erasure.
+			db.noticeErasures(ctx)
 		}
 	}
 }
@@ -169,6 +172,7 @@ func (db *DB) checkVersion(ctx context.Context) {
 	l.mu.Unlock()
 	if moved {
 		db.gen.Add(1)
+		db.noticeErasures(ctx)
 	}
 }
 

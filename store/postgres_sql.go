@@ -11,6 +11,7 @@ var postgresDialect = dialect{
 	unindexed:       ``,
 	eventsByEventTS: `events`,
 	instr:           `strpos`,
+	payloadHas:      `position(? IN d.payload) > 0`,
 	// Events are found through the events table's own indexes: there is
 	// no event_users (sqlite_eventindex.go) to keep.
 	eventIndex:      false,

@@ -70,9 +70,8 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 	n := 0
 	err := db.withTx(ctx, func(tx *Tx) error {
 		n = 0
-		if err := tx.secureDelete(); err != nil {
-			return err
-		}
+		// The replaced values are zeroed in the file: the SQLite writer
+		// always deletes securely (see openSQLite).
 		for _, col := range secretColumns {
 			rows, err := tx.query(`SELECT id, ` + col + ` FROM webhooks WHERE ` + col + ` != ''`)
 			if err != nil {
@@ -127,7 +126,6 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 		}
 		return nil
 	})
-	db.secureDeleteOff(ctx)
 	if err != nil {
 		return 0, err
 	}

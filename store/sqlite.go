@@ -88,7 +88,14 @@ func openSQLite(ctx context.Context, path string, up bool, opts Options) (*DB, e
 	// The writer never waits in SQLite's busy handler, which sleeps in a
 	// system call and keeps the scheduler thread meanwhile: begin waits
 	// for the write lock in Go instead (see begin).
-	w, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -writerCacheKiB), "temp_store(memory)", "busy_timeout(0)"))
+	//
+	// secure_delete: what the writer deletes or replaces is zeroed in the
+	// file, always, not only in an erasure or a re-sealing of secrets.
+	// Pages keep stale copies of rows where they were rebuilt or freed
+	// (a split, a merge, a retention pass), and only a writer that always
+	// zeroes leaves no copy for a later erasure to miss. The price is that
+	// freed pages are written (as zeros) rather than just listed free.
+	w, err := sql.Open("sqlite", dsn(path, fmt.Sprintf("cache_size(%d)", -writerCacheKiB), "temp_store(memory)", "busy_timeout(0)", "secure_delete(on)"))
 	if err != nil {
 		return nil, err
 	}
@@ -106,6 +113,7 @@ func openSQLite(ctx context.Context, path string, up bool, opts Options) (*DB, e
 	r.SetConnMaxLifetime(0)
 
 	db := &DB{write: w, read: r, path: path, Now: time.Now, lockWait: writeLockWait, timeout: opts.Timeout, dia: &sqliteDialect}
+	db.eraser = sqliteEraser{db}
 	db.lead.log = opts.Log
 	db.wstmts, db.rstmts = newStmtCache(w, true), newStmtCache(r, false)
 	db.wstmts.dia, db.rstmts.dia = db.dia, db.dia
@@ -222,23 +230,4 @@ func (db *DB) beginSQLite(ctx context.Context) (*Tx, error) {
 func isBusy(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
-}
-
-// secureDelete makes the values a transaction replaces not linger in the
-// file's free space: SQLite's secure_delete zeroes them. It is a setting of
-// the one writer connection, switched off again by secureDeleteOff. On
-// PostgreSQL a replaced row stays a dead tuple until VACUUM reclaims it,
-// and no setting zeroes it sooner (docs/security.md says so).
-func (tx *Tx) secureDelete() error {
-	if tx.db.pg != nil {
-		return nil
-	}
-	_, err := tx.exec(`PRAGMA secure_delete = ON`)
-	return err
-}
-
-func (db *DB) secureDeleteOff(ctx context.Context) {
-	if db.pg == nil {
-		_, _ = db.write.ExecContext(ctx, `PRAGMA secure_delete = OFF`)
-	}
 }

@@ -121,7 +121,7 @@ const (
 // A generation's rows are written from memory: reading each event back
 // from the events table by id cost a b-tree search per row, a fifth of
 // the indexing. An event deleted meanwhile must not be indexed, though:
-// deletions of this process (an app, retention) leave the memory with the
+// deletions of this process (an app, retention, an erasure) leave the memory with the
 // commit that makes them (purged, expired), and the deleting transaction
 // skips the rows it indexes itself (gone). A deletion by another process
 // leaves the memory as it was, so once another process has committed, the
@@ -138,7 +138,7 @@ var (
 type expiry struct{ appID, before int64 }
 
 // deleted reports whether this transaction deleted events.
-func (tx *Tx) deleted() bool { return len(tx.purged)+len(tx.expired) > 0 }
+func (tx *Tx) deleted() bool { return len(tx.purged)+len(tx.expired)+len(tx.erased) > 0 }
 
 // gone reports whether this transaction deleted the event of r.
 func (tx *Tx) gone(r indexRow) bool {
@@ -147,7 +147,7 @@ func (tx *Tx) gone(r indexRow) bool {
 			return true
 		}
 	}
-	return slices.Contains(tx.purged, r.user.appID)
+	return slices.Contains(tx.purged, r.user.appID) || slices.Contains(tx.erased, r.user)
 }
 
 // stageEvent records an event row written by this transaction, for the

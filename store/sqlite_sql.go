@@ -9,6 +9,7 @@ var sqliteDialect = dialect{
 	// then sort; this index covers the count and groups as it reads.
 	eventsByEventTS: `events INDEXED BY events_app_event_ts`,
 	instr:           `instr`,
+	payloadHas:      `instr(d.payload, ?) > 0`,
 	eventIndex:      true,
 	// On the writer event_users holds every indexed event; the indexer's
 	// memory adds the rest. A row's ts is its run's last, so a row from

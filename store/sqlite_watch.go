@@ -51,6 +51,8 @@ func (db *DB) sawDataVersion(v int64) bool {
 	f.last = v
 	f.seen.Add(1)
 	db.gen.Add(1)
+	// It may have been an erasure: the watcher looks (noticeErasures).
+	db.erasuresDue.Store(true)
 	return true
 }
 
@@ -61,6 +63,7 @@ func (db *DB) startWatcher() {
 	if v, err := db.dataVersion(ctx); err == nil {
 		db.sawDataVersion(v)
 	}
+	db.noticeErasures(ctx)
 	go func() {
 		defer close(w.done)
 		t := time.NewTicker(watchInterval)
@@ -76,6 +79,9 @@ func (db *DB) startWatcher() {
 				continue // closed, or busy: the next tick asks again
 			}
 			db.sawDataVersion(v)
+			if db.erasuresDue.Swap(false) {
+				db.noticeErasures(ctx)
+			}
 		}
 	}()
 }

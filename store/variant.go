@@ -182,6 +182,7 @@ func (db *DB) evaluate(ctx context.Context, lc *liveCampaign, req *VariantReques
 	// out, with an insert that does nothing for a returning user, so a new
 	// user costs no separate read before the write.
 	var out assignOutcome
+	epoch := db.userEpoch.Load()
 	err := db.batch.do(ctx, func(tx *Tx) error { return tx.assign(lc, req, kind, user, &out) })
 	if err != nil {
 		return evaluation{}, err
@@ -195,7 +196,7 @@ func (db *DB) evaluate(ctx context.Context, lc *liveCampaign, req *VariantReques
 	case out.mismatch:
 		return evaluation{variant: -1, reason: ReasonVariantMismatch}, nil
 	}
-	db.assigned.put(ck, out.variantID)
+	db.assigned.put(ck, out.variantID, epoch)
 	i := lc.variantIndex(out.variantID)
 	if i < 0 {
 		return evaluation{}, errors.New("store: assigned variant missing from campaign")
@@ -374,6 +375,6 @@ func (tx *Tx) seeUser(appID int64, userID string, attrs map[string]any) error {
 	} else if err := tx.touchUser(appID, userID, attrs); err != nil {
 		return err
 	}
-	tx.after = append(tx.after, func() { tx.db.known.put(k, now) })
+	tx.after = append(tx.after, func() { tx.db.known.put(k, now, tx.epoch) })
 	return nil
 }

@@ -543,6 +543,9 @@ type Delivery struct {
 	AttemptCount  int               `json:"attemptCount"`
 	NextAttemptAt *Time             `json:"nextAttemptAt"`
 	CreatedAt     Time              `json:"createdAt"`
+	// RedactedAt is when an erasure took a user's fields out of the
+	// payload (see EraseUser); absent for a delivery never redacted.
+	RedactedAt *Time `json:"redactedAt,omitempty"`
 }
 
 // DeliveryAttempt is one HTTP request of a delivery. ResponseStatus is nil
@@ -556,16 +559,17 @@ type DeliveryAttempt struct {
 }
 
 const deliveryColumns = `d.id, d.webhook_id, d.event, d.payload, d.status, d.next_attempt_at, d.created_at,
-	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id)`
+	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id), d.redacted_at`
 
 func scanDelivery(row scanner) (*Delivery, error) {
 	d := &Delivery{Attempts: []DeliveryAttempt{}}
 	var payload []byte
-	var next sql.NullInt64
+	var next, redacted sql.NullInt64
 	var created int64
-	if err := row.Scan(&d.ID, &d.WebhookID, &d.Event, &payload, &d.Status, &next, &created, &d.AttemptCount); err != nil {
+	if err := row.Scan(&d.ID, &d.WebhookID, &d.Event, &payload, &d.Status, &next, &created, &d.AttemptCount, &redacted); err != nil {
 		return nil, err
 	}
+	d.RedactedAt = TimePtr(nullMS(redacted))
 	d.Payload = json.RawMessage(payload)
 	if d.Status == DeliveryPending {
 		d.NextAttemptAt = TimePtr(nullMS(next))

@@ -1,0 +1,107 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// sqliteEraser is the SQLite store's share of an erasure (erasure.go).
+//
+// Deleted content must not stay readable in the file: the writer zeroes
+// what it deletes (secure_delete, see openSQLite), in the pages the
+// transaction writes to the WAL; the scrub's TRUNCATE checkpoint then
+// copies them over the main file and empties the WAL, whose older frames
+// still held the rows.
+type sqliteEraser struct{ db *DB }
+
+// begin has nothing to do: one writer at a time holds the whole file, so
+// no other write can come between the erasure's statements.
+func (e sqliteEraser) begin(tx *Tx) error { return nil }
+
+// userEvents deletes the user's events by id: the events table has no
+// index by user here, event_users is that index (sqlite_eventindex.go).
+// The ids are event_users' (runs included), which may hold events of a
+// generation being indexed, and the events above upto, which it may not
+// hold yet, read by rowid. The user's rows of event_users go first, so
+// that the events' delete trigger has nothing left to mend; the indexer's
+// memory forgets the user's events at the commit (Tx.gone).
+func (e sqliteEraser) userEvents(tx *Tx, appID int64, userID string) (int64, error) {
+	rows, err := tx.query(`SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
+			WHERE e.app_id = ? AND e.user_id = ?
+		UNION SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?`,
+		appID, userID, appID, userID)
+	if err != nil {
+		return 0, err
+	}
+	ids := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	tx.erased = append(tx.erased, userRef{appID, userID})
+	if _, err := tx.exec(`DELETE FROM event_users WHERE app_id = ? AND user_id = ?`, appID, userID); err != nil {
+		return 0, err
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return 0, err
+	}
+	// The user_id condition keeps an id the index got wrong from taking
+	// another user's event.
+	res, err := tx.exec(`DELETE FROM events WHERE id IN (`+tx.db.dia.jsonIDs+`) AND app_id = ? AND user_id = ?`, string(list), appID, userID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// scrub copies every WAL frame into the file and empties the WAL: the
+// frames from before the erasure still hold the rows it zeroed. A reader
+// in the middle of a read (Litestream holds one) keeps the WAL from being
+// emptied; the next pass tries again. It runs on a connection of its own
+// that waits at most scrubBusy for them, so that neither the checkpointer
+// nor the leader's other jobs wait behind it.
+func (e sqliteEraser) scrub(ctx context.Context) (bool, error) {
+	c, err := sql.Open("sqlite", dsn(e.db.path, fmt.Sprintf("busy_timeout(%d)", scrubBusy.Milliseconds())))
+	if err != nil {
+		return false, err
+	}
+	defer c.Close()
+	var busy, log, done int64
+	if err := c.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &log, &done); err != nil {
+		if isBusy(err) {
+			return false, nil
+		}
+		return false, err
+	}
+	return busy == 0, nil
+}
+
+// scrubBusy bounds the scrub's wait for readers and writers.
+const scrubBusy = time.Second
+
+// eventsOf reads the user's events as a reader does (see FindEvents):
+// event_users up to upto, and the events above it by rowid. The outer
+// scan goes by those ids alone, in id order.
+func (e sqliteEraser) eventsOf(appID int64, userID string) (string, []any) {
+	return `SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events NOT INDEXED
+		WHERE app_id = ? AND user_id = ? AND id IN (
+			SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
+				WHERE e.app_id = ? AND e.user_id = ? AND e.id <= (SELECT upto FROM event_users_upto)
+			UNION ALL SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?)
+		ORDER BY id`, []any{appID, userID, appID, userID, appID, userID}
+}
