@@ -14,7 +14,8 @@ import (
 // read from the router, so that a route whose access changes, or a new
 // route, fails TestAuthorizationEveryRouteEveryRole until it is decided.
 // manage: admin, and read for GET; sdk: admin and client, and read for
-// GET; instance: instance keys only; ofrep: every app key, whatever its
+// GET; instance: instance keys only; admin: admin keys only, GET
+// included; ofrep: every app key, whatever its
 // role (OpenFeature's evaluation, at the server's root, answering in
 // OFREP's shape); public: no key.
 var authzPolicy = map[string]string{
@@ -69,6 +70,8 @@ var authzPolicy = map[string]string{
 	"POST /audiences/:id/check":                           "manage",
 	"PUT /apps/:appId/users/:userId":                      "manage",
 	"GET /apps/:appId/users/:userId":                      "manage",
+	"DELETE /apps/:appId/users/:userId":                   "admin",
+	"GET /apps/:appId/users/:userId/export":               "admin",
 	"POST /apps-external/:appId/identify":                 "sdk",
 	"GET /apps/:appId/webhooks":                           "manage",
 	"POST /apps/:appId/webhooks":                          "manage",
@@ -103,6 +106,8 @@ func authzAllows(access, role, method string) bool {
 		return role != "instance"
 	case "manage":
 		return role == "admin" || role == "read" && method == http.MethodGet
+	case "admin":
+		return role == "admin"
 	case "sdk":
 		return role == "admin" || role == "client" || role == "read" && method == http.MethodGet
 	}

@@ -29,6 +29,8 @@ type testEnv struct {
 	// instance is the instance key's plaintext, made on first use by
 	// instanceKey.
 	instance string
+	// target is where the database is: a SQLite file or a postgres URL.
+	target string
 }
 
 // instanceKey returns an instance key, made on first use so that tests
@@ -58,12 +60,13 @@ func newServer(db *store.DB) *Server {
 
 func newEnv(t testing.TB) *testEnv {
 	t.Helper()
-	db, err := store.Open(context.Background(), storetest.DB(t, filepath.Join(t.TempDir(), "test.db")))
+	target := storetest.DB(t, filepath.Join(t.TempDir(), "test.db"))
+	db, err := store.Open(context.Background(), target)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	e := &testEnv{t: t, DB: db, Srv: newServer(db)}
+	e := &testEnv{t: t, DB: db, Srv: newServer(db), target: target}
 	t.Cleanup(e.Srv.Close) // before the database closes
 	e.App, e.Admin, e.Read, e.Cli = e.newApp("test", "enterprise", 1_000_000)
 	return e

@@ -85,6 +85,7 @@ const (
 	sdk                    // client and admin keys; read keys for GET
 	public                 // no key
 	instance               // instance keys only: apps and their keys
+	admin                  // admin keys only, whatever the method: a user's data
 )
 
 // InstanceRateLimit is the requests a minute that the instance keys share,
@@ -117,6 +118,9 @@ func (s *Server) routes() *httprouter.Router {
 		writeErrorCode(w, http.StatusMethodNotAllowed, "INVALID_REQUEST", "method not allowed on this route", nil)
 	}))
 	rt.PanicHandler = func(w http.ResponseWriter, r *http.Request, v any) {
+		if v == http.ErrAbortHandler {
+			panic(v) // a streamed answer cut short: net/http closes the connection
+		}
 		s.Log.Error("panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
 		writeErrorCode(w, http.StatusInternalServerError, "INTERNAL_ERROR", "internal error", nil)
 	}
@@ -136,7 +140,7 @@ func (s *Server) routes() *httprouter.Router {
 	corsMethods := map[string][]string{}
 	add := func(method, path string, a access, h http.HandlerFunc) {
 		s.served = append(s.served, Route{method, path})
-		if (a == manage || a == instance) && method != http.MethodGet {
+		if (a == manage || a == instance || a == admin) && method != http.MethodGet {
 			h = s.recordCaller(h)
 		}
 		hh := s.authorize(a, h)
@@ -158,7 +162,7 @@ func (s *Server) routes() *httprouter.Router {
 
 	// The role beside each route: manage = admin (read keys for GET);
 	// sdk = client and admin keys (read keys for GET); instance = instance
-	// keys only, which may call nothing else.
+	// keys only, which may call nothing else; admin = admin keys only.
 
 	// Provisioning: apps and their keys, for scripts and Terraform.
 	add("GET", "/apps", instance, s.handleAppList)
@@ -217,6 +221,11 @@ func (s *Server) routes() *httprouter.Router {
 	add("POST", "/audiences/:id/check", manage, s.handleAudienceCheck)
 	add("PUT", "/apps/:appId/users/:userId", manage, s.handleUserPut)
 	add("GET", "/apps/:appId/users/:userId", manage, s.handleUserGet)
+	// A data subject's requests: everything stored about one user, erased
+	// or exported. Admin keys only, reads included: an export is the
+	// user's whole record.
+	add("DELETE", "/apps/:appId/users/:userId", admin, s.handleUserErase)
+	add("GET", "/apps/:appId/users/:userId/export", admin, s.handleUserExport)
 	add("POST", "/apps-external/:appId/identify", sdk, s.handleIdentify)
 
 	// Metrics: what campaigns measure beside their goal.
@@ -451,7 +460,7 @@ func allowed(a access, role, method string) bool {
 	case store.RoleAdmin:
 		return true
 	case store.RoleRead:
-		return method == http.MethodGet
+		return method == http.MethodGet && a != admin
 	case store.RoleClient:
 		return a == sdk
 	case store.RoleInstance:
