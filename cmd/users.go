@@ -20,7 +20,7 @@ import (
 // are read from stdin or a file, never from a flag: flags end up in shell
 // history and in every process listing.
 func newUsersCmd() *cobra.Command {
-	users := &cobra.Command{Use: "users", Short: "Manage dashboard users"}
+	users := &cobra.Command{Use: "users", Short: "Manage dashboard users; erase or export an app's end user"}
 
 	create := &cobra.Command{
 		Use:   "create",
@@ -160,8 +160,72 @@ func newUsersCmd() *cobra.Command {
 		return printJSON(cmd, map[string]any{"passwordSet": true, "email": *setEmail, "sessionsEnded": ended})
 	}
 
-	users.AddCommand(create, list, del, grant, revoke, setPW)
+	users.AddCommand(create, list, del, grant, revoke, setPW, newUsersEraseCmd(), newUsersExportCmd())
 	return users
+}
+
+// newUsersEraseCmd erases everything stored about one end user of an app,
+// as DELETE /apps/{appId}/users/{userId} does, for an operator answering
+// a person's request without a key at hand. It also clears at once what
+// the erasure left in the database's files, which a running server's
+// leader would otherwise do within seconds.
+func newUsersEraseCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "erase",
+		Short: "Erase everything stored about one end user of an app (a data subject's request), and print what went",
+		Args:  cobra.NoArgs,
+	}
+	db := addDBFlag(c)
+	app := c.Flags().Int64("app", 0, "the app's id (required)")
+	user := c.Flags().String("user", "", "the end user's userId (required)")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if *app == 0 || *user == "" {
+			return errors.New("--app and --user are required")
+		}
+		d, err := openDB(cmd, *db)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		e, err := d.EraseUser(cmd.Context(), *app, *user)
+		if err != nil {
+			return fieldsError(err)
+		}
+		scrubbed := true
+		if _, err := d.ScrubErasures(cmd.Context()); err != nil {
+			// The erasure stands; the leader of a running server
+			// scrubs on its next pass.
+			scrubbed = false
+			fmt.Fprintf(cmd.ErrOrStderr(), "the database files are scrubbed later by a running server: %v\n", err)
+		}
+		return printJSON(cmd, map[string]any{"appId": *app, "erased": e, "scrubbed": scrubbed})
+	}
+	return c
+}
+
+// newUsersExportCmd writes everything stored about one end user of an app
+// to stdout, as GET /apps/{appId}/users/{userId}/export answers it.
+func newUsersExportCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "export",
+		Short: "Print everything stored about one end user of an app as one JSON document (a data subject's request)",
+		Args:  cobra.NoArgs,
+	}
+	db := addDBFlag(c)
+	app := c.Flags().Int64("app", 0, "the app's id (required)")
+	user := c.Flags().String("user", "", "the end user's userId (required)")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if *app == 0 || *user == "" {
+			return errors.New("--app and --user are required")
+		}
+		d, err := openDB(cmd, *db)
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		return fieldsError(d.ExportUser(cmd.Context(), *app, *user, cmd.OutOrStdout()))
+	}
+	return c
 }
 
 // readPassword reads a password: the first line of file when one is
