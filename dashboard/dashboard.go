@@ -220,9 +220,12 @@ func (d *Dashboard) register() *http.ServeMux {
 	add("GET /apps/{app}/metrics/{id}/delete", Editor, d.handleMetricDeleteConfirm)
 	add("POST /apps/{app}/metrics/{id}/delete", Editor, d.handleMetricDelete)
 
-	// Events: the explorer and one user's timeline.
+	// Events: the explorer. People: one user's profile, assignments and
+	// timeline; an admin exports or erases everything stored about them.
 	add("GET /apps/{app}/events", Viewer, d.handleEvents)
 	add("GET /apps/{app}/users", Viewer, d.handleUser)
+	add("GET /apps/{app}/users/export", Admin, d.handleUserExport)
+	add("POST /apps/{app}/users/erase", Admin, d.handleUserErase)
 
 	// Activity: the app's audit log.
 	add("GET /apps/{app}/activity", Viewer, d.handleActivity)
@@ -273,6 +276,7 @@ var sections = []section{
 	{"audiences", "Audiences", "/audiences", Viewer},
 	{"metrics", "Metrics", "/metrics", Viewer},
 	{"events", "Events", "/events", Viewer},
+	{"people", "People", "/users", Viewer},
 	{"webhooks", "Webhooks", "/webhooks", Viewer},
 	{"activity", "Activity", "/activity", Viewer},
 	{"settings", "Settings", "/settings", Admin},
@@ -628,6 +632,7 @@ func (d *Dashboard) visibleApps(r *req) ([]*store.App, error) {
 var notices = map[string]string{
 	"app_created":        "App created. Create an API key to start calling the API.",
 	"key_revoked":        "Key revoked. Requests with it are refused from now on.",
+	"user_erased":        "Erased everything stored about the user. Campaign statistics already counted stay; the id used again is a new user.",
 	"content_created":    "Content block created.",
 	"content_saved":      "Saved.",
 	"content_published":  "Published: apps now receive this block.",

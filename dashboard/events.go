@@ -112,27 +112,40 @@ type userData struct {
 	Assignments []store.UserAssignment
 	Events      []*store.Event
 	Older       string
+	// Confirm is what was typed to confirm an erasure that did not match.
+	Confirm string
 }
 
-// handleUser is one user's timeline: profile attributes, the campaigns
-// they were assigned in, and their events, newest first. The userId is a
-// query parameter because it may hold any character, slashes included.
+// handleUser is the People page: one user's profile attributes, the
+// campaigns they were assigned in, and their events, newest first, with
+// an admin's Export and Erase of everything stored about them. The userId
+// is a query parameter because it may hold any character, slashes
+// included.
 func (d *Dashboard) handleUser(w http.ResponseWriter, r *req) {
+	d.renderUser(w, r, r.URL.Query().Get("userId"), "", "")
+}
+
+// renderUser renders the People page for user; refusal, when set, is an
+// erasure refused, with what was typed to confirm it.
+func (d *Dashboard) renderUser(w http.ResponseWriter, r *req, user, refusal, confirm string) {
 	q := r.URL.Query()
-	user := q.Get("userId")
-	v := d.page(r, "events", "User")
-	data := &userData{UserID: user}
+	v := d.page(r, "people", "People")
+	data := &userData{UserID: user, Confirm: confirm}
 	v.Data = data
 	if user == "" {
 		d.render(w, r.Request, http.StatusOK, "user", v)
 		return
 	}
-	v.Title = "User " + user
+	v.Title = "People · " + user
 	p, err := d.DB.FindUserByID(r.Context(), r.App.ID, user)
 	switch {
 	case store.ErrorCode(err) == store.ENOTFOUND:
 		v.Error = "This app has never seen this userId."
 		d.render(w, r.Request, http.StatusNotFound, "user", v)
+		return
+	case store.ErrorCode(err) == store.EINVALID:
+		v.Error = err.Error()
+		d.render(w, r.Request, http.StatusUnprocessableEntity, "user", v)
 		return
 	case err != nil:
 		d.fail(w, r, err)
@@ -157,8 +170,66 @@ func (d *Dashboard) handleUser(w http.ResponseWriter, r *req) {
 		data.Older = fmt.Sprintf("%s?userId=%s&before=%d", r.URL.Path, url.QueryEscape(user), list[len(list)-1].ID)
 	}
 	data.Events = list
-	d.render(w, r.Request, http.StatusOK, "user", v)
+	status := http.StatusOK
+	if refusal != "" {
+		v.Errors["confirm"] = refusal
+		status = http.StatusUnprocessableEntity
+	}
+	d.render(w, r.Request, status, "user", v)
 }
+
+// handleUserErase erases everything stored about one user of the app (a
+// data subject's request; see store.EraseUser), once the userId was typed
+// again: the id in the form comes from the page, and a second typing is
+// what says the admin meant this person.
+func (d *Dashboard) handleUserErase(w http.ResponseWriter, r *req) {
+	user, confirm := r.PostFormValue("userId"), r.PostFormValue("confirm")
+	if user == "" || confirm != user {
+		d.renderUser(w, r, user, "Type the userId exactly as shown to erase this user.", confirm)
+		return
+	}
+	if _, err := d.DB.EraseUser(r.Context(), r.App.ID, user); err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	redirect(w, r, "/apps/"+strconv.FormatInt(r.App.ID, 10)+"/users", "user_erased")
+}
+
+// handleUserExport downloads everything stored about one user of the app
+// as one JSON document, streamed from the database as it is read.
+func (d *Dashboard) handleUserExport(w http.ResponseWriter, r *req) {
+	user := r.URL.Query().Get("userId")
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(exportTimeout))
+	started := false
+	out := writerFunc(func(b []byte) (int, error) {
+		if !started {
+			started = true
+			h := w.Header()
+			h.Set("Content-Type", "application/json")
+			h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="app-%d-user-export.json"`, r.App.ID))
+		}
+		n, err := w.Write(b)
+		if f, ok := w.(http.Flusher); ok && err == nil {
+			f.Flush()
+		}
+		return n, err
+	})
+	err := d.DB.ExportUser(r.Context(), r.App.ID, user, out)
+	switch {
+	case err == nil:
+	case !started:
+		d.fail(w, r, err)
+	default:
+		// The status is sent: cut the connection, so the download fails
+		// visibly instead of ending like a whole file.
+		d.Log.Error("user export", "app", r.App.ID, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
 
 type settingsData struct {
 	Origins   string

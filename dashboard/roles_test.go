@@ -283,9 +283,11 @@ var policy = map[string]dashboard.Access{
 	"GET /apps/{app}/metrics/{id}/delete":  dashboard.Editor,
 	"POST /apps/{app}/metrics/{id}/delete": dashboard.Editor,
 
-	"GET /apps/{app}/events":   dashboard.Viewer,
-	"GET /apps/{app}/users":    dashboard.Viewer,
-	"GET /apps/{app}/activity": dashboard.Viewer,
+	"GET /apps/{app}/events":       dashboard.Viewer,
+	"GET /apps/{app}/users":        dashboard.Viewer,
+	"GET /apps/{app}/users/export": dashboard.Admin,
+	"POST /apps/{app}/users/erase": dashboard.Admin,
+	"GET /apps/{app}/activity":     dashboard.Viewer,
 
 	"GET /apps/{app}/content":                      dashboard.Viewer,
 	"GET /apps/{app}/content/new":                  dashboard.Editor,
