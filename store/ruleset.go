@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
+	"sync"
 
 	"service/rules"
 )
@@ -31,6 +32,12 @@ type Ruleset struct {
 	Version   string
 	Body      []byte
 	Campaigns []RulesetCampaign
+	// updated is the latest change to the app's campaigns, blocks and
+	// audiences (ms), GrowthBook's dateUpdated.
+	updated int64
+
+	gbOnce sync.Once
+	gb     *Payload
 }
 
 // RulesetCampaign is one active campaign of a ruleset.
@@ -145,7 +152,21 @@ func (db *DB) loadRuleset(ctx context.Context, appID int64) (*Ruleset, error) {
 			return nil, err
 		}
 	}
-	return encodeRuleset(campaigns, contentViews)
+	rs, err := encodeRuleset(campaigns, contentViews)
+	if err != nil {
+		return nil, err
+	}
+	// Read after the rest: a change committed meanwhile moves the
+	// generation, and this ruleset is then read again.
+	var updated sql.NullInt64
+	if err := db.read.QueryRowContext(ctx, `SELECT MAX(m) FROM (
+		SELECT MAX(updated_at) AS m FROM campaigns WHERE app_id = ?
+		UNION ALL SELECT MAX(updated_at) FROM content_views WHERE app_id = ?
+		UNION ALL SELECT MAX(updated_at) FROM audiences WHERE app_id = ?) t`, appID, appID, appID).Scan(&updated); err != nil {
+		return nil, err
+	}
+	rs.updated = updated.Int64
+	return rs, nil
 }
 
 func (db *DB) rulesetVariants(ctx context.Context, appID int64, campaigns []RulesetCampaign, byID map[int64]int) error {
