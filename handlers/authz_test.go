@@ -50,6 +50,7 @@ var authzPolicy = map[string]string{
 	"GET /apps-external/:appId/ruleset":                             "sdk",
 	"GET /apps-external/:appId/ruleset/stream":                      "sdk",
 	"POST /apps-external/:appId/exposures":                          "sdk",
+	"GET /apps-external/:appId/growthbook/features":                 "sdk",
 
 	"GET /apps/:appId/content":                            "manage",
 	"POST /apps/:appId/content":                           "manage",

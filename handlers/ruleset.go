@@ -33,6 +33,28 @@ func (s *Server) handleRuleset(w http.ResponseWriter, r *http.Request) {
 	w.Write(rs.Body)
 }
 
+// handleGrowthBook answers the app's ruleset as GrowthBook's SDKs take
+// their payload (store.Ruleset.GrowthBook), from memory between changes,
+// with an ETag and 304 on If-None-Match.
+func (s *Server) handleGrowthBook(w http.ResponseWriter, r *http.Request) {
+	rs, err := s.DB.Ruleset(r.Context(), appID(r))
+	if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	p := rs.GrowthBook()
+	h := w.Header()
+	h.Set("ETag", p.ETag)
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Vary", "Authorization")
+	if etagMatches(r.Header.Values("If-None-Match"), p.ETag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h["Content-Type"] = jsonContentType
+	w.Write(p.Body)
+}
+
 // DefaultStreamHeartbeat is how often an idle ruleset stream carries a
 // comment line, so that proxies and load balancers that close quiet
 // connections leave it open.

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -378,4 +379,98 @@ func TestRulesetStream(t *testing.T) {
 			t.Errorf("a stream opened after the shutdown began: %d, want 503", res.StatusCode)
 		}
 	})
+}
+
+// TestGrowthBookPayload checks the payload's rule field by field, the
+// exact hash ranges, the campaigns left to the server, the ETag, and that
+// dateUpdated moves with a change. GrowthBook's own SDK is run against it
+// in sdk/js/test/growthbook.test.js.
+func TestGrowthBookPayload(t *testing.T) {
+	e := newEnv(t)
+	blocks := campaignBlocks(e, 3)
+	de := audienceCreate(e, "de", `{"rules":[{"field":"country","operator":"equals","value":"DE"}]}`)
+	dotted := audienceCreate(e, "dotted", `{"rules":[{"field":"a.b","operator":"exists"}]}`)
+	events := audienceCreate(e, "buyers", `{"rules":[{"ruleType":"event","eventId":"buy","operator":"has_performed"}]}`)
+	three := func(a, b, c float64) []any {
+		return []any{map[string]any{"name": "A", "contentViewId": blocks[0], "trafficAllocation": a},
+			map[string]any{"name": "B", "contentViewId": blocks[1], "trafficAllocation": b},
+			map[string]any{"name": "C", "contentViewId": blocks[2], "trafficAllocation": c}}
+	}
+	targeted := campaignInState(e, blocks[:2], "active", map[string]any{"key": "targeted", "audienceId": num(de, "id"),
+		"namespace": map[string]any{"id": "home", "range": []any{0.1, 0.6}}})
+	thirds := campaignInState(e, nil, "active", map[string]any{"key": "thirds", "variants": three(33.33, 33.33, 33.34)})
+	campaignInState(e, nil, "active", map[string]any{"key": "zero", "variants": three(0, 100, 0)})
+	for _, extra := range []map[string]any{
+		{"key": "rr", "assignmentType": "round_robin"},
+		{"key": "dotted", "audienceId": num(dotted, "id")},
+		{"key": "events", "audienceId": num(events, "id")},
+	} {
+		campaignInState(e, blocks[:2], "active", extra)
+	}
+	get := func(header map[string]string) *httptest.ResponseRecorder {
+		return e.doHeader("GET", pathf("/v1/apps-external/%d/growthbook/features", e.App.ID), e.Cli, header)
+	}
+	rec := get(nil)
+	var p struct {
+		Features    map[string]map[string]any `json:"features"`
+		DateUpdated string                    `json:"dateUpdated"`
+	}
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &p) != nil {
+		t.Fatalf("%d %s", rec.Code, rec.Body.String())
+	}
+	keys := []string{}
+	for k := range p.Features {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if want := []string{"targeted", "thirds", "zero"}; !reflect.DeepEqual(keys, want) {
+		t.Errorf("features %v, want %v: remote campaigns and conditions GrowthBook cannot express are left out", keys, want)
+	}
+	tv := campaignVariantIDs(e, targeted)
+	want := map[string]any{"defaultValue": nil, "rules": []any{map[string]any{
+		"key": "targeted", "variations": []any{"Variant A", "Variant B"}, "weights": []any{0.5, 0.5}, "coverage": 1.0,
+		"hashAttribute": "id", "hashVersion": 2.0, "seed": pathf("%d:", targeted), "namespace": []any{"home", 0.1, 0.6},
+		"condition": map[string]any{"$and": []any{
+			map[string]any{"userId": map[string]any{"$type": "string", "$ne": ""}},
+			map[string]any{"$and": []any{map[string]any{"country": map[string]any{"$eq": "DE"}}}}}},
+		"meta":   []any{map[string]any{"key": pathf("%d", tv[0]), "name": "Variant A"}, map[string]any{"key": pathf("%d", tv[1]), "name": "Variant B"}},
+		"ranges": []any{[]any{0.0, 0.5}, []any{0.5, 1.0}},
+	}}}
+	if got := p.Features["targeted"]; !reflect.DeepEqual(got, any(want)) {
+		t.Errorf("targeted:\n got %v\nwant %v", got, want)
+	}
+	rule := func(key string) map[string]any { return p.Features[key]["rules"].([]any)[0].(map[string]any) }
+	for _, tc := range []struct {
+		key     string
+		weights []any
+		ranges  []any
+	}{
+		{"thirds", []any{0.3333, 0.3333, 0.3334}, []any{[]any{0.0, 0.3333}, []any{0.3333, 0.6666}, []any{0.6666, 1.0}}},
+		{"zero", []any{0.0, 1.0, 0.0}, []any{[]any{0.0, 0.0}, []any{0.0, 1.0}, []any{1.0, 1.0}}},
+	} {
+		r := rule(tc.key)
+		if !reflect.DeepEqual(r["weights"], tc.weights) || !reflect.DeepEqual(r["ranges"], tc.ranges) {
+			t.Errorf("%s: weights %v ranges %v, want %v %v", tc.key, r["weights"], r["ranges"], tc.weights, tc.ranges)
+		}
+		if _, ok := r["condition"]; ok {
+			t.Errorf("%s: a condition without an audience", tc.key)
+		}
+		if _, ok := r["namespace"]; ok {
+			t.Errorf("%s: a namespace without one", tc.key)
+		}
+	}
+	tag := rec.Header().Get("ETag")
+	if r := get(map[string]string{"If-None-Match": tag}); tag == "" || r.Code != http.StatusNotModified {
+		t.Errorf("If-None-Match %s: %d, want 304", tag, r.Code)
+	}
+	before := p.DateUpdated
+	campaignSetStatus(e, thirds, "paused")
+	rec = get(map[string]string{"If-None-Match": tag})
+	p.Features = nil // Unmarshal would merge into the old map
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &p) != nil {
+		t.Fatalf("after a pause: %d", rec.Code)
+	}
+	if _, ok := p.Features["thirds"]; ok || p.DateUpdated == before || rec.Header().Get("ETag") == tag {
+		t.Errorf("after a pause: thirds %v, dateUpdated %s (was %s), ETag %s (was %s)", ok, p.DateUpdated, before, rec.Header().Get("ETag"), tag)
+	}
 }

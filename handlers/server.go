@@ -195,6 +195,7 @@ func (s *Server) routes() *httprouter.Router {
 	add("GET", "/apps-external/:appId/ruleset", sdk, s.handleRuleset)
 	add("GET", rulesetStreamPath, sdk, s.handleRulesetStream)              // the key may come as ?key=
 	add("POST", "/apps-external/:appId/exposures", sdk, s.handleExposures) // up to 100, one result each
+	add("GET", "/apps-external/:appId/growthbook/features", sdk, s.handleGrowthBook)
 
 	// Content blocks. Publish, archive and unpublish are PATCH with a status.
 	add("GET", "/apps/:appId/content", manage, s.handleContentList)
