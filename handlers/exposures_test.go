@@ -147,6 +147,39 @@ func TestExposures(t *testing.T) {
 	}
 }
 
+// TestExposuresLinkedSession: an exposure naming both ids links them, as
+// the variant route does, and the user then holds the session's variant:
+// the one the userId's hash gives is refused.
+func TestExposuresLinkedSession(t *testing.T) {
+	e := newEnv(t)
+	blocks := campaignBlocks(e, 2)
+	split := campaignInState(e, blocks, "active", nil)
+	vs := campaignVariantIDs(e, split)
+	half := []float64{50, 50}
+	// A session and a user that the hash puts in different variants.
+	session, user := "s-0", ""
+	for i := 0; user == ""; i++ {
+		if u := fmt.Sprintf("u-%d", i); exposurePick(split, vs, half, u) != exposurePick(split, vs, half, session) {
+			user = u
+		}
+	}
+	sessionV := *campaignAssign(e, split, map[string]any{"sessionId": session}).VariantID
+	data := exposuresPost(e, []any{
+		map[string]any{"campaignId": split, "variantId": exposurePick(split, vs, half, user), "userId": user, "sessionId": session},
+		map[string]any{"campaignId": split, "variantId": sessionV, "userId": user, "sessionId": session},
+	})
+	want := []any{
+		map[string]any{"index": 0.0, "recorded": false, "reason": "variant_mismatch"},
+		map[string]any{"index": 1.0, "recorded": true},
+	}
+	if !reflect.DeepEqual(data, want) {
+		t.Errorf("%v, want %v", data, want)
+	}
+	if got := campaignImpressions(e, split); got != 1 {
+		t.Errorf("impressions %d, want the session's 1: the link counts no new one", got)
+	}
+}
+
 // TestExposuresBadCalls: a call that is not a list of 1 to 100 exposures
 // is refused as a whole, in the error envelope, and records nothing.
 func TestExposuresBadCalls(t *testing.T) {
