@@ -1,11 +1,16 @@
 package handlers
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"service/internal/journeys"
 )
 
 // idCounts reads a campaign's impressions and conversions per variant
@@ -266,4 +271,87 @@ func TestIdentifyBadInput(t *testing.T) {
 			t.Fatalf("the refused user's profile: status %d, want 404: %s", rec.Code, rec.Body)
 		}
 	})
+}
+
+// TestIdentityJourneys sends 10,000 visitors through the real routes at
+// once: each visits anonymously, is assigned, logs views, signs up (by
+// identify, or the variant, variants or OpenFeature route naming both
+// ids), logs more, perhaps purchases (before or after signing up, by
+// either id, sometimes twice) and comes back signed out. Every answer must
+// show a person one variant, and one impression (journeys.Run checks
+// each); then the analytics must count impressions equal to people,
+// conversions equal to the people who purchased, and the views metric
+// each view once, per variant.
+func TestIdentityJourneys(t *testing.T) {
+	e, _ := evSetup(t)
+	views := num(e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/metrics", e.App.ID), e.Admin,
+		map[string]any{"key": "views", "name": "Views", "type": "count", "eventId": "view"}), "id")
+	a, b := e.mustContent("Control block", "published"), e.mustContent("Treatment block", "published")
+	m := e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/campaigns", e.App.ID), e.Admin, map[string]any{
+		"name": "Journeys", "key": "journeys", "status": "active", "goalEventId": "buy",
+		"endDate": evT0.Add(evRun).Format(time.RFC3339), "metrics": map[string]any{"secondary": []int64{views}},
+		"variants": []any{
+			map[string]any{"name": "Control", "contentViewId": a, "isControl": true, "trafficAllocation": 50},
+			map[string]any{"name": "Treatment", "contentViewId": b, "trafficAllocation": 50},
+		},
+	})
+	cid := num(m, "id")
+	do := func(ctx context.Context, _, _ int, method, path, key string, body []byte) (int, []byte, error) {
+		req := httptest.NewRequest(method, path, bytes.NewReader(body)).WithContext(ctx)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		e.Srv.ServeHTTP(rec, req)
+		return rec.Code, rec.Body.Bytes(), nil
+	}
+	start := time.Now()
+	res, err := journeys.Run(context.Background(), journeys.Config{N: 10_000, Workers: 64, AppID: e.App.ID, CampaignID: cid,
+		CampaignKey: "journeys", ClientKey: e.Cli, Prefix: "j", Goal: "buy", View: "view"}, do)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d journeys, %d requests in %v", res.People, res.Requests, time.Since(start).Round(time.Millisecond))
+	journeysCheck(t, e.anaGet(cid, e.Admin), res, views)
+}
+
+// journeysCheck compares a campaign's analytics with what the journeys
+// did: per variant, impressions are the people, conversions the people
+// who purchased, and the views metric holds every person once and every
+// view once.
+func journeysCheck(t *testing.T, ana map[string]any, res *journeys.Result, viewsMetric int64) {
+	t.Helper()
+	var people, converted int64
+	for _, v := range ana["variants"].([]any) {
+		vm := v.(map[string]any)
+		id := num(vm, "variantId")
+		if got, want := num(vm, "impressions"), res.ByVariant[id]; got != want {
+			t.Errorf("variant %d: impressions %d, want %d people", id, got, want)
+		}
+		if got, want := num(vm, "conversions"), res.Converted[id]; got != want {
+			t.Errorf("variant %d: conversions %d, want %d converting people", id, got, want)
+		}
+		people += num(vm, "impressions")
+		converted += num(vm, "conversions")
+	}
+	if people != int64(res.People) {
+		t.Errorf("impressions %d, want %d people", people, res.People)
+	}
+	var total int64
+	for _, m := range ana["metrics"].([]any) {
+		mm := m.(map[string]any)
+		if num(mm, "metricId") != viewsMetric {
+			continue
+		}
+		for _, v := range mm["variants"].([]any) {
+			vm := v.(map[string]any)
+			total += num(vm, "total")
+			if got, want := num(vm, "users"), res.ByVariant[num(vm, "variantId")]; got != want {
+				t.Errorf("views metric, variant %d: users %d, want %d", num(vm, "variantId"), got, want)
+			}
+		}
+	}
+	if total != res.Views {
+		t.Errorf("views metric total %d, want the %d views logged", total, res.Views)
+	}
+	t.Logf("people %d, converting %d, views %d", people, converted, total)
 }
