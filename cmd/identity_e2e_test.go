@@ -85,4 +85,4 @@ func TestReplicasE2EJourneys(t *testing.T) {
 // than the in-process test's 10,000, which check the same rules on each
 // store, because here every request crosses a socket and three processes
 // share the machine's cores.
-const replicaJourneys = 2000
+const replicaJourneys = 1500

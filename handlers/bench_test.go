@@ -44,7 +44,27 @@ func BenchmarkVariantReturning(b *testing.B) {
 			b.Fatalf("warm-up: %d %s", rec.Code, rec.Body.String())
 		}
 	}
+	// The same users as the SDK sends them, with the session it keeps:
+	// linked once here, then answered from memory as the others are.
+	pairs := make([]string, users)
+	for i := range pairs {
+		pairs[i] = `{"userId":"bench-` + strconv.Itoa(i) + `","sessionId":"sess-` + strconv.Itoa(i) + `"}`
+		if rec := benchServe(e.Srv, path, "Bearer "+e.Cli, pairs[i]); rec.Code != http.StatusOK {
+			b.Fatalf("warm-up: %d %s", rec.Code, rec.Body.String())
+		}
+	}
 	auth := "Bearer " + e.Cli
+	b.Run("SerialPair", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			rec := benchServe(e.Srv, path, auth, pairs[i%users])
+			if rec.Code != http.StatusOK || !strings.HasSuffix(rec.Body.String(), `"impressionRecorded":false}`) {
+				b.Fatalf("%d %s", rec.Code, rec.Body.String())
+			}
+			i++
+		}
+	})
 	b.Run("Serial", func(b *testing.B) {
 		b.ReportAllocs()
 		i := 0

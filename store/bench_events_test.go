@@ -60,12 +60,15 @@ func BenchmarkLogEventParallel(b *testing.B) {
 // campaign that has metrics: five on other events (OtherEvents), which
 // must cost the event path nothing but a map lookup, and a sum metric of
 // the logged event for assigned users (Counted), which reads the
-// assignment and moves a user's value and the variant's sums.
+// assignment and moves a user's value and the variant's sums; by
+// visitors known by sessionId alone (CountedBySession), whose assignment
+// is found through the link a session may have to a user.
 func BenchmarkLogEventParallelMetrics(b *testing.B) {
 	for _, tc := range []struct {
 		name    string
 		counted bool
-	}{{"OtherEvents", false}, {"Counted", true}} {
+		session bool // visitors known by sessionId alone
+	}{{"OtherEvents", false, false}, {"Counted", true, false}, {"CountedBySession", true, true}} {
 		b.Run(tc.name, func(b *testing.B) {
 			db, app, _ := mustOpenApp(b, eventsT0)
 			db.Now = time.Now // real time: the benchmarks measure real commits
@@ -82,7 +85,11 @@ func BenchmarkLogEventParallelMetrics(b *testing.B) {
 			const users = 1000
 			if tc.counted {
 				for i := range users {
-					mustAssign(b, db, app, c.ID, VariantRequest{UserID: fmt.Sprint("user-", i)})
+					req := VariantRequest{UserID: fmt.Sprint("user-", i)}
+					if tc.session {
+						req = VariantRequest{SessionID: fmt.Sprint("user-", i)}
+					}
+					mustAssign(b, db, app, c.ID, req)
 				}
 			}
 			meta := []byte(`{"page":"/checkout","amount":12.5}`)
@@ -92,6 +99,9 @@ func BenchmarkLogEventParallelMetrics(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					in := EventInput{EventID: event, UserID: fmt.Sprint("user-", n.Add(1)%users), Metadata: meta}
+					if tc.session {
+						in.SessionID, in.UserID = in.UserID, ""
+					}
 					if _, err := db.LogEvent(ctx, app, &in); err != nil {
 						b.Error(err)
 						return
