@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"service/internal/journeys"
+	"service/internal/pgtest"
+	"service/store"
 )
 
 // TestReplicasE2EJourneys sends visitors' journeys from an anonymous
@@ -23,10 +25,11 @@ import (
 func TestReplicasE2EJourneys(t *testing.T) {
 	e := newReplicaEnv(t)
 	e.start(3)
-	views := e2eNum(e.rs[1].call(t, http.StatusCreated, "POST", "/apps/"+e.app+"/metrics", e.admin,
-		map[string]any{"key": "views", "name": "Views", "type": "count", "eventId": "view"}), "id")
-	id := e.campaign(e.rs[0], "Journeys", time.Now().Add(24*time.Hour), map[string]any{
-		"key": "journeys", "goalEventId": "buy", "metrics": map[string]any{"secondary": []int64{views}}})
+	// No metric here: the in-process test checks that metrics count each
+	// person once, and metric events lock their variant's sums as they
+	// come, which across replicas costs deadlocks (docs/operations.md)
+	// that have nothing to do with identity and would only slow this down.
+	id := e.campaign(e.rs[0], "Journeys", time.Now().Add(24*time.Hour), map[string]any{"key": "journeys", "goalEventId": "buy"})
 	app, _ := strconv.ParseInt(e.app, 10, 64)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	do := func(ctx context.Context, i, step int, method, path, key string, body []byte) (int, []byte, error) {
@@ -45,13 +48,31 @@ func TestReplicasE2EJourneys(t *testing.T) {
 		b, err := io.ReadAll(res.Body)
 		return res.StatusCode, b, err
 	}
+	// On PostgreSQL, the deadlocks the run cost (each one its victim's
+	// deadlock_timeout), for the log: they are answered, not failures.
+	deadlocks := func() int64 { return 0 }
+	if pgtest.Selected() {
+		raw, err := store.OpenSQL(e.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		deadlocks = func() int64 {
+			var n int64
+			if err := raw.QueryRow(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	before := deadlocks()
 	start := time.Now()
 	res, err := journeys.Run(context.Background(), journeys.Config{N: replicaJourneys, Workers: 48, AppID: app, CampaignID: id,
 		CampaignKey: "journeys", ClientKey: e.client, Prefix: "r", Goal: "buy", View: "view"}, do)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d journeys, %d requests over %d replicas in %v", res.People, res.Requests, len(e.rs), time.Since(start).Round(time.Millisecond))
+	t.Logf("%d journeys, %d requests over %d replicas in %v, %d deadlocks", res.People, res.Requests, len(e.rs), time.Since(start).Round(time.Millisecond), deadlocks()-before)
 	ana := e.rs[2].call(t, http.StatusOK, "GET", "/campaigns/"+strconv.FormatInt(id, 10)+"/analytics", e.admin, nil)
 	var people, converted, want int64
 	for _, v := range ana["variants"].([]any) {
@@ -70,19 +91,11 @@ func TestReplicasE2EJourneys(t *testing.T) {
 	if people != int64(res.People) || converted != want {
 		t.Errorf("impressions %d, conversions %d; want %d people, %d converting", people, converted, res.People, want)
 	}
-	var total int64
-	for _, m := range ana["metrics"].([]any) {
-		for _, v := range m.(map[string]any)["variants"].([]any) {
-			total += e2eNum(v.(map[string]any), "total")
-		}
-	}
-	if total != res.Views {
-		t.Errorf("views metric total %d, want the %d views logged", total, res.Views)
-	}
 }
 
-// replicaJourneys is how many journeys the replicas test sends: fewer
-// than the in-process test's 10,000, which check the same rules on each
-// store, because here every request crosses a socket and three processes
-// share the machine's cores.
-const replicaJourneys = 1500
+// replicaJourneys is how many journeys the replicas test sends: half the
+// in-process test's 10,000, which check the same rules on each store in
+// process, since here every request crosses a socket and three servers
+// share the machine's cores (10,000 took 33 s on PostgreSQL on a busy
+// two-core machine).
+const replicaJourneys = 5000
