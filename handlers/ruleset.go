@@ -219,7 +219,10 @@ func (h *streamHub) subscribe(s *Server, app int64) *streamSub {
 	if !h.running {
 		h.running = true
 		h.wg.Add(1)
-		go h.watch(s)
+		// Taken here, before the stream reads its first version, so that
+		// no change after that read goes unseen.
+		_, changed := s.DB.Changes()
+		go h.watch(s, changed)
 	}
 	return sub
 }
@@ -245,17 +248,19 @@ const streamRetry = time.Second
 // watch waits for changes until the hub stops. Each move of the change
 // generation rereads the rulesets of the apps with streams; most moves
 // concern none of them, and the version, a hash of the answer, then stays.
-func (h *streamHub) watch(s *Server) {
+func (h *streamHub) watch(s *Server, changed <-chan struct{}) {
 	defer h.wg.Done()
 	var retry <-chan time.Time
 	for {
-		_, changed := s.DB.Changes()
 		select {
 		case <-changed:
 		case <-retry:
 		case <-h.stop:
 			return
 		}
+		// Taken before the reads, so that a change committed while they
+		// run wakes the next round instead of waiting for another.
+		_, changed = s.DB.Changes()
 		retry = nil
 		if !h.refresh(s) {
 			retry = time.After(streamRetry)
