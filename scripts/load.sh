@@ -21,7 +21,7 @@
 # server) runs on CPU 1 with one Go scheduler thread, and wrk on CPU 0:
 #   taskset -c 1 env GOMAXPROCS=1 ./service serve ...
 #   taskset -c 0 wrk -t1 -c64 -d10s      (after a 3 s warm-up, same requests)
-# Each round runs the bare server and the three workloads; the figure that
+# Each round runs the bare server and the workloads; the figure that
 # counts is each workload's requests/s divided by bare's in the same round.
 # The report is the median over ROUNDS rounds, plus the service's peak RSS
 # (VmHWM from /proc/<pid>/status) and its checkpointer child's.
@@ -35,6 +35,29 @@
 #                      campaign: assignment + impression committed first
 #   events             the campaign's goal event from assigned users: event
 #                      (and conversion) committed before the answer
+#   metrics            events from the users assigned in a second campaign
+#                      that measures five metrics (three secondary, two
+#                      guardrails: counts, a capped revenue sum, a windowed
+#                      conversion, a sum to decrease); every event moves one
+#                      or two of them, and an order also converts
+#   identities         a variant request carrying both a userId and the
+#                      sessionId linked to it, on a third campaign: nine in
+#                      ten are pairs linked and assigned in setup (no write),
+#                      one in ten a fresh pair (assignment, impression and
+#                      link committed before the answer)
+#   identities_events  that campaign's goal event sent by the session alone
+#                      of a linked user: counted for the user it is linked to
+#   exposures          POST /apps-external/{appId}/exposures, 50 fresh users
+#                      a request on the first campaign, each with the variant
+#                      the server gives it (the hash computed in Lua), so all
+#                      are recorded; an exposure answered recorded:false counts
+#                      as an error. Its req/s times 50 is printed beside
+#                      variant_new's req/s: one item should cost less than
+#                      one new user's variant request
+#
+# The campaigns and users of metrics, identities and exposures are made only
+# when their workloads run, so that the others measure the same database as
+# before they existed.
 #
 # STORE=postgres runs the same on PostgreSQL: a throwaway server from
 # scripts/with-postgres.sh, durable (fsync and synchronous commit on, as in
@@ -42,7 +65,8 @@
 # one core, as SQLite's does (`make load-postgres`).
 #
 # Environment: STORE (sqlite or postgres), WORKLOADS (a subset, space separated), ROUNDS (3), DURATION (10s), WARMUP (3s), CONNS (64), USERS
-# (2000 pre-assigned returning users), METRICS (0: that many secondary metrics on
+# (2000 pre-assigned returning users, and as many metrics users and linked
+# pairs), EXPOSURES (50 a request), METRICS (0: that many secondary metrics on
 # events no workload sends), LOG_LEVEL (info: one line per request,
 # as in production), BIN (./service), SOAK_USERS and SOAK_EVENTS (1000000).
 set -euo pipefail
@@ -66,6 +90,7 @@ DURATION=${DURATION:-10s}
 WARMUP=${WARMUP:-3s}
 CONNS=${CONNS:-64}
 USERS=${USERS:-2000}
+EXPOSURES=${EXPOSURES:-50}
 SOAK_USERS=${SOAK_USERS:-1000000}
 SOAK_EVENTS=${SOAK_EVENTS:-1000000}
 ADDR=127.0.0.1:18181
@@ -204,63 +229,171 @@ setup() {
 	OFREP_URL="http://$ADDR/ofrep/v1/evaluate/flags/load"
 	EVENTS_URL="http://$ADDR/v1/apps/$APP_ID/events"
 
-	# Pre-assign the returning users: one curl process, many requests.
-	local cfg=$TMP/preassign.curl
+	# Pre-assign the returning users.
+	preassign "$VARIANT_URL" '"userId":"u-%d"'
+	expect_impressions "$CAMPAIGN_ID" "$USERS" "pre-assigned users"
+
+	# The variant ids in ascending order, the order of the hash's ranges.
+	read -r -a VARIANT_IDS <<<"$(printf '%s' "$campaign" | grep -o '{"id":[0-9]*,"campaignId"' | grep -o '[0-9]*' | sort -n | tr '\n' ' ')"
+
+	if wants metrics; then
+		# Five metrics of the kinds a campaign measures; the workload's
+		# events each move one or two of them.
+		local views revenue orders carts latency
+		views=$(metric '{"key":"views","name":"Page views","type":"count","eventId":"page_view"}')
+		revenue=$(metric '{"key":"revenue","name":"Revenue","type":"sum","eventId":"order","property":"revenue","cap":500}')
+		orders=$(metric '{"key":"orders-7d","name":"Ordered within a week","type":"conversion","eventId":"order","windowHours":168}')
+		carts=$(metric '{"key":"carts","name":"Added to cart","type":"count","eventId":"add_to_cart","windowHours":24}')
+		latency=$(metric '{"key":"latency","name":"Page time","type":"sum","eventId":"page_view","property":"ms","direction":"decrease","cap":10000}')
+		METRICS_CAMPAIGN_ID=$(field id "$(api POST "/apps/$APP_ID/campaigns" "{\"name\":\"Metrics\",\"status\":\"active\",\"goalEventId\":\"order\",\"endDate\":\"2099-01-01T00:00:00Z\",\"metrics\":{\"secondary\":[$views,$revenue,$orders],\"guardrails\":[$carts,$latency]},\"variants\":[{\"contentViewId\":$cv1},{\"contentViewId\":$cv2}]}")")
+		preassign "http://$ADDR/v1/apps-external/$APP_ID/campaigns/$METRICS_CAMPAIGN_ID/variant" '"userId":"m-%d"'
+		expect_impressions "$METRICS_CAMPAIGN_ID" "$USERS" "metrics campaign users"
+	fi
+	if wants identities || wants identities_events; then
+		# Each session is assigned first, then its user signs in: the user
+		# takes the session's assignment, without an impression of its own.
+		IDENT_CAMPAIGN_ID=$(field id "$(api POST "/apps/$APP_ID/campaigns" "{\"name\":\"Identities\",\"status\":\"active\",\"goalEventId\":\"checkout\",\"endDate\":\"2099-01-01T00:00:00Z\",\"variants\":[{\"contentViewId\":$cv1},{\"contentViewId\":$cv2}]}")")
+		IDENT_URL="http://$ADDR/v1/apps-external/$APP_ID/campaigns/$IDENT_CAMPAIGN_ID/variant"
+		preassign "$IDENT_URL" '"sessionId":"is-%d"'
+		preassign "$IDENT_URL" '"userId":"iu-%d","sessionId":"is-%d"'
+		expect_impressions "$IDENT_CAMPAIGN_ID" "$USERS" "linked pairs (one impression each)"
+		# A linked session refuses another user, and writes nothing.
+		local code
+		code=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $CLIENT" -H 'Content-Type: application/json' \
+			--data '{"userId":"someone-else","sessionId":"is-0"}' "http://$ADDR/v1/apps-external/$APP_ID/identify")
+		if [ "$code" != 409 ]; then
+			echo "load.sh: is-0 is not linked (identify as another user answered $code, want 409)" >&2
+			exit 1
+		fi
+	fi
+}
+
+# wants WORKLOAD: whether WORKLOAD is among the ones to run.
+wants() {
+	[[ " ${WORKLOADS[*]} " == *" $1 "* ]]
+}
+
+# metric JSON: creates a metric of the app; prints its id.
+metric() {
+	field id "$(api POST "/apps/$APP_ID/metrics" "$1")"
+}
+
+# preassign URL FIELDS: one variant request for each of the USERS users,
+# whose body is {FIELDS} with every %d replaced by the user's number; one
+# curl process, many requests.
+preassign() {
+	local cfg=$TMP/preassign.curl i fields
 	: >"$cfg"
 	for i in $(seq 0 $((USERS - 1))); do
 		# "next" separates transfers; options after it apply to the next one.
 		[ "$i" -gt 0 ] && echo next >>"$cfg"
-		printf 'url = "%s"\nrequest = "POST"\nheader = "Authorization: Bearer %s"\nheader = "Content-Type: application/json"\ndata = "{\\"userId\\":\\"u-%d\\"}"\noutput = "/dev/null"\nfail\nsilent\nshow-error\n' \
-			"$VARIANT_URL" "$CLIENT" "$i" >>"$cfg"
+		fields=${2//%d/$i}
+		printf 'url = "%s"\nrequest = "POST"\nheader = "Authorization: Bearer %s"\nheader = "Content-Type: application/json"\ndata = "{%s}"\noutput = "/dev/null"\nfail\nsilent\nshow-error\n' \
+			"$1" "$CLIENT" "${fields//\"/\\\"}" >>"$cfg"
 	done
 	curl --no-progress-meter --parallel --parallel-max 16 -K "$cfg"
+}
+
+# expect_impressions CAMPAIGN N WHAT: exits unless CAMPAIGN has N impressions.
+expect_impressions() {
 	local n
-	n=$(impressions)
-	if [ "$n" != "$USERS" ]; then
-		echo "load.sh: pre-assigned $n users, want $USERS" >&2
+	n=$(impressions "$1")
+	if [ "$n" != "$2" ]; then
+		echo "load.sh: $3: $n impressions, want $2" >&2
 		exit 1
 	fi
 }
 
 impressions() {
-	field totalImpressions "$(curl -fsS -H "Authorization: Bearer $ADMIN" "http://$ADDR/v1/campaigns/$CAMPAIGN_ID/analytics")"
+	field totalImpressions "$(curl -fsS -H "Authorization: Bearer $ADMIN" "http://$ADDR/v1/campaigns/${1:-$CAMPAIGN_ID}/analytics")"
 }
 
-# lua NAME BODY_EXPR [STOP_AFTER]: writes a wrk script whose request body is
-# the Lua expression BODY_EXPR (with `n`, a counter, in scope) and whose
-# done() prints one RESULT line: requests/s, p99 in ms, errors, requests,
-# then p50, p90, p99.9 and the maximum in ms.
-# With STOP_AFTER, the run ends after that many responses.
+# lua NAME BODY_EXPR [STOP_AFTER] [REFUSED]: writes a wrk script whose
+# request body is the Lua expression BODY_EXPR (with `n`, a counter, in
+# scope) and whose done() prints one RESULT line: requests/s, p99 in ms,
+# errors, requests, then p50, p90, p99.9 and the maximum in ms.
+# With STOP_AFTER, the run ends after that many responses. With REFUSED, a
+# response whose body contains that text counts as an error (wrk itself
+# counts only statuses other than 2xx and 3xx); without it, wrk reads no
+# body into Lua.
 lua() {
-	local f=$TMP/$1.lua stop=""
+	local f=$TMP/$1.lua response=""
 	if [ -n "${3:-}" ]; then
 		# wrk runs for its whole duration even when its thread stops, so the
 		# script also leaves a mark for counted() to end wrk by SIGINT.
-		stop="function response() answered = answered + 1; if answered == $3 then io.open('$f.done', 'w'):close(); wrk.thread:stop() end end"
+		response="answered = answered + 1; if answered == $3 then io.open('$f.done', 'w'):close(); wrk.thread:stop() end"
+	fi
+	if [ -n "${4:-}" ]; then
+		response="$response if body:find('$4', 1, true) then refused = refused + 1 end"
+	fi
+	if [ -n "$response" ]; then
+		response="function response(status, headers, body) $response end"
 	fi
 	cat >"$f" <<EOF
-local counter, answered = 0, 0
+local counter = 0
+answered, refused = 0, 0
+local threads = {}
+function setup(thread)
+	table.insert(threads, thread)
+end
 function init(args)
 	wrk.method = "POST"
 	wrk.headers["Content-Type"] = "application/json"
 	wrk.headers["Authorization"] = "Bearer $CLIENT"
+end
+-- fnv1a32 over a string of ASCII characters (one UTF-16 unit each), as
+-- the assignment rules define it (docs/api.md).
+local function fnv1a32(s)
+	local h = 0x811c9dc5
+	for i = 1, #s do
+		h = bit.bxor(h, s:byte(i))
+		h = bit.tobit(h + bit.lshift(h, 1) + bit.lshift(h, 4) + bit.lshift(h, 7) + bit.lshift(h, 8) + bit.lshift(h, 24))
+	end
+	if h < 0 then
+		h = h + 4294967296
+	end
+	return h
+end
+-- exposures(n, tag): a batch of $EXPOSURES fresh users of the first
+-- campaign, each with the variant of its hash (50/50 between the two).
+function exposures(n, tag)
+	local items = {}
+	for j = 1, $EXPOSURES do
+		local key = "x-" .. tag .. "-" .. n .. "-" .. j
+		local v = ${VARIANT_IDS[1]:-0}
+		if fnv1a32(tostring(fnv1a32("${CAMPAIGN_ID:-0}:" .. key))) % 10000 < 5000 then
+			v = ${VARIANT_IDS[0]:-0}
+		end
+		items[j] = string.format('{"campaignId":${CAMPAIGN_ID:-0},"variantId":%d,"userId":"%s"}', v, key)
+	end
+	return '{"exposures":[' .. table.concat(items, ",") .. ']}'
 end
 function request()
 	counter = counter + 1
 	local n = counter
 	return wrk.format(nil, nil, nil, $2)
 end
-$stop
+$response
 function done(summary, latency, requests)
 	local e = summary.errors
+	local bad = 0
+	for _, t in ipairs(threads) do
+		bad = bad + (t:get("refused") or 0)
+	end
 	io.write(string.format("RESULT %.0f %.2f %d %d %.2f %.2f %.2f %.2f\n",
 		summary.requests / (summary.duration / 1e6), latency:percentile(99) / 1000,
-		e.connect + e.read + e.write + e.status + e.timeout, summary.requests,
+		e.connect + e.read + e.write + e.status + e.timeout + bad, summary.requests,
 		latency:percentile(50) / 1000, latency:percentile(90) / 1000,
 		latency:percentile(99.9) / 1000, latency.max / 1000))
 end
 EOF
 	echo "$f"
+}
+
+# script NAME WORKLOAD TAG: the wrk script of WORKLOAD, its new users
+# tagged TAG.
+script() {
+	lua "$1" "$(body "$2" "$3")" "" "$(refused "$2")"
 }
 
 # wrkrun DURATION URL SCRIPT: one pinned wrk run; prints its RESULT line.
@@ -294,6 +427,21 @@ body() {
 	ofrep) echo "string.format('{\"context\":{\"targetingKey\":\"u-%d\"}}', n % $USERS)" ;;
 	variant_new) echo "string.format('{\"userId\":\"new-$2-%d\"}', n)" ;;
 	events) echo "string.format('{\"eventId\":\"purchase\",\"userId\":\"u-%d\",\"metadata\":{\"amount\":%d}}', n % $USERS, n % 100)" ;;
+	# Of every four events: two page views (views, latency), one added to
+	# cart (carts), one order (revenue, orders-7d and the goal).
+	metrics) echo "({'{\"eventId\":\"page_view\",\"userId\":\"m-%d\",\"metadata\":{\"ms\":%d}}', '{\"eventId\":\"add_to_cart\",\"userId\":\"m-%d\",\"metadata\":{\"n\":%d}}', '{\"eventId\":\"page_view\",\"userId\":\"m-%d\",\"metadata\":{\"ms\":%d}}', '{\"eventId\":\"order\",\"userId\":\"m-%d\",\"metadata\":{\"revenue\":%d}}'})[n % 4 + 1]:format(n % $USERS, n % 1000)" ;;
+	# Nine in ten a pair linked in setup, one in ten a fresh pair.
+	identities) echo "(n % 10 == 0) and string.format('{\"userId\":\"iu-$2-%d\",\"sessionId\":\"is-$2-%d\"}', n, n) or string.format('{\"userId\":\"iu-%d\",\"sessionId\":\"is-%d\"}', n % $USERS, n % $USERS)" ;;
+	identities_events) echo "string.format('{\"eventId\":\"checkout\",\"sessionId\":\"is-%d\",\"metadata\":{\"amount\":%d}}', n % $USERS, n % 100)" ;;
+	exposures) echo "exposures(n, '$2')" ;;
+	esac
+}
+
+# refused NAME: the text of an answer of workload NAME that is a failure
+# despite its 200, or nothing.
+refused() {
+	case $1 in
+	exposures) echo '"recorded":false' ;;
 	esac
 }
 
@@ -302,7 +450,13 @@ url() {
 	bare) echo "http://$BARE_ADDR/" ;;
 	variant_returning | variant_new) echo "$VARIANT_URL" ;;
 	ofrep) echo "$OFREP_URL" ;;
-	events) echo "$EVENTS_URL" ;;
+	events | metrics | identities_events) echo "$EVENTS_URL" ;;
+	identities) echo "$IDENT_URL" ;;
+	exposures) echo "http://$ADDR/v1/apps-external/$APP_ID/exposures" ;;
+	*)
+		echo "load.sh: unknown workload $1" >&2
+		exit 2
+		;;
 	esac
 }
 
@@ -326,7 +480,7 @@ median() {
 	printf '%s\n' "$@" | sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 
-read -r -a WORKLOADS <<<"${WORKLOADS:-variant_returning ofrep variant_new events}"
+read -r -a WORKLOADS <<<"${WORKLOADS:-variant_returning ofrep variant_new events metrics identities identities_events exposures}"
 
 load() {
 	declare -A RATIOS P99S RPSS
@@ -334,8 +488,8 @@ load() {
 	for r in $(seq "$ROUNDS"); do
 		echo "round $r:"
 		for s in bare "${WORKLOADS[@]}"; do
-			wrkrun "$WARMUP" "$(url $s)" "$(lua "$s-w$r" "$(body $s "w$r")")" >/dev/null
-			line=$(wrkrun "$DURATION" "$(url $s)" "$(lua "$s-$r" "$(body $s "r$r")")")
+			wrkrun "$WARMUP" "$(url $s)" "$(script "$s-w$r" "$s" "w$r")" >/dev/null
+			line=$(wrkrun "$DURATION" "$(url $s)" "$(script "$s-$r" "$s" "r$r")")
 			read -r _ rps p99 errs _ p50 p90 _ <<<"$line"
 			printf '  %-18s %8s req/s   p50 %6s   p90 %6s   p99 %6s ms   errors %s\n' "$s" "$rps" "$p50" "$p90" "$p99" "$errs"
 			if [ "$s" = bare ]; then
@@ -358,6 +512,21 @@ load() {
 		# variant route's answer costs: 0.9 of its throughput at least.
 		# shellcheck disable=SC2086
 		echo "  ofrep / variant_returning: $(awk -v a="$(median ${RPSS[ofrep]})" -v b="$(median ${RPSS[variant_returning]})" 'BEGIN { printf "%.3f", a / b }') (0.9 or more expected)"
+	fi
+	if [ -n "${RPSS[exposures]:-}" ]; then
+		# An exposure is a new user's assignment and impression, as a
+		# variant_new request is: a batch must cost less per item than as
+		# many variant requests.
+		# shellcheck disable=SC2086
+		local items
+		items=$(awk -v a="$(median ${RPSS[exposures]})" -v n="$EXPOSURES" 'BEGIN { printf "%.0f", a * n }')
+		printf '  exposures: %s items/s (%s a request)' "$items" "$EXPOSURES"
+		if [ -n "${RPSS[variant_new]:-}" ]; then
+			# shellcheck disable=SC2086
+			printf '; variant_new %s req/s; items / variant_new requests: %s (more than 1 expected)' "$(median ${RPSS[variant_new]})" \
+				"$(awk -v a="$items" -v b="$(median ${RPSS[variant_new]})" 'BEGIN { printf "%.2f", a / b }')"
+		fi
+		echo
 	fi
 	rss_report
 }
@@ -382,7 +551,7 @@ soak() {
 	echo "  impressions counted: $(impressions)"
 	echo "at the end:"
 	for s in "${WORKLOADS[@]}"; do
-		line=$(wrkrun "$DURATION" "$(url $s)" "$(lua "$s-end" "$(body $s end)")")
+		line=$(wrkrun "$DURATION" "$(url $s)" "$(script "$s-end" "$s" end)")
 		printf '  %-18s %s\n' "$s" "$(awk '{ printf "%d req/s, p99 %s ms, errors %d", $2, $3, $4 }' <<<"$line")"
 	done
 	rss_report
@@ -393,7 +562,7 @@ soak() {
 profile() {
 	local s=$1
 	url "$s" >/dev/null
-	wrkrun "$WARMUP" "$(url "$s")" "$(lua "$s-w" "$(body "$s" w)")" >/dev/null
+	wrkrun "$WARMUP" "$(url "$s")" "$(script "$s-w" "$s" w)" >/dev/null
 	local secs=${DURATION%s} file
 	if [ -n "${TRACE:-}" ]; then
 		file=$OUT/$s.trace
@@ -403,7 +572,7 @@ profile() {
 		curl -fsS -o "$file" "http://$PPROF_ADDR/debug/pprof/profile?seconds=$((secs - 1))" &
 	fi
 	local pid=$!
-	wrkrun "$DURATION" "$(url "$s")" "$(lua "$s-p" "$(body "$s" p)")"
+	wrkrun "$DURATION" "$(url "$s")" "$(script "$s-p" "$s" p)"
 	wait "$pid"
 	if [ -n "${TRACE:-}" ]; then
 		echo "trace: $file (go tool trace $file)"
@@ -450,9 +619,9 @@ scale() {
 	local r s line rps p99 rps2 p992 tag s0 b0 secs=${DURATION%s}
 	for r in $(seq "$ROUNDS"); do
 		for s in "${WORKLOADS[@]}"; do
-			wrkrun "$WARMUP" "$(url $s)" "$(lua "$s-w$r" "$(body $s "w$r")")" >/dev/null
+			wrkrun "$WARMUP" "$(url $s)" "$(script "$s-w$r" "$s" "w$r")" >/dev/null
 			s0=$(server_ticks "$SERVICE_PID") b0=$(busy_ticks)
-			line=$(wrkrun "$DURATION" "$(url $s)" "$(lua "$s-$r" "$(body $s "r$r")")")
+			line=$(wrkrun "$DURATION" "$(url $s)" "$(script "$s-$r" "$s" "r$r")")
 			read -r _ rps p99 _ <<<"$line"
 			read -r sc _ <<<"$(cores "$s0" "$b0" "$(server_ticks "$SERVICE_PID")" "$(busy_ticks)" "$secs")"
 			printf '  round %s, one replica:  %-18s %s; servers %s cores\n' "$r" "$s" "$line" "$sc"
@@ -489,10 +658,10 @@ scale() {
 					fi
 				fi
 				wrk -t1 -c"$half" -d"$([ $tag = w ] && echo "$WARMUP" || echo "$DURATION")" --latency \
-					-s "$(lua "$s-a$tag$r" "$(body $s "a$tag$r")")" "$(url $s)" | grep '^RESULT' >"$TMP/a.out" &
+					-s "$(script "$s-a$tag$r" "$s" "a$tag$r")" "$(url $s)" | grep '^RESULT' >"$TMP/a.out" &
 				local a=$!
 				wrk -t1 -c"$half" -d"$([ $tag = w ] && echo "$WARMUP" || echo "$DURATION")" --latency \
-					-s "$(lua "$s-b$tag$r" "$(body $s "b$tag$r")")" "$(url $s | sed "s/$ADDR/$ADDR2/")" | grep '^RESULT' >"$TMP/b.out" &
+					-s "$(script "$s-b$tag$r" "$s" "b$tag$r")" "$(url $s | sed "s/$ADDR/$ADDR2/")" | grep '^RESULT' >"$TMP/b.out" &
 				wait $a $!
 			done
 			read -r sc oc <<<"$(cores "$s0" "$b0" "$(server_ticks "$SERVICE_PID" "$second")" "$(busy_ticks)" "$secs")"
