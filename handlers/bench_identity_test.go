@@ -126,8 +126,9 @@ func BenchmarkExposures(b *testing.B) {
 // BenchmarkVariantLinkedPair is BenchmarkVariantReturning/Serial for a
 // signed-in visitor: each request carries a userId and the sessionId
 // linked to it, of a pair whose session was assigned first and whose user
-// took that assignment when they were linked. The answer is the pair's
-// variant, with nothing written.
+// took that assignment when they were linked (a visitor who signs in;
+// BenchmarkVariantReturning/SerialPair links sessions to users assigned
+// already). The answer is the pair's variant, with nothing written.
 func BenchmarkVariantLinkedPair(b *testing.B) {
 	e, id, path := benchCampaign(b)
 	auth := "Bearer " + e.Cli
