@@ -141,6 +141,17 @@ func TestIdentityLinksSessionToUser(t *testing.T) {
 			{op: "event:buy", u: "other", s: "s"},
 			{op: "event:buy", s: "s"},
 		}, []int64{1, 1}, []int64{1, 1}},
+		// Signed in before the campaign began, then signed out: the
+		// session is assigned on its own; signing in again gives the user
+		// that assignment, as a link would.
+		{"SessionAssignedAfterLink", []idStep{
+			{op: "identify", u: "u", s: "s"},
+			{op: "variant", s: "s", want: 0},
+			{op: "variant", u: "u", s: "s", want: 0},
+			{op: "variant", u: "u", want: 0},
+			{op: "event:buy", u: "u", s: "s"},
+			{op: "event:buy", s: "s"},
+		}, []int64{1, 0}, []int64{1, 0}},
 		{"ManySessionsOneUser", []idStep{
 			{op: "variant", s: "s"},
 			{op: "identify", u: "u", s: "s"},

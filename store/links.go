@@ -19,7 +19,7 @@ import (
 //   - neither, or only the user: nothing to do.
 //
 // From then on an event is counted once, for one assignment (see
-// convertStmt and countMetric): its userId's, or, when it has none or
+// sessionConvert and countMetric): its userId's, or, when it has none or
 // that user holds no assignment in the campaign, the person its sessionId
 // belongs to: the linked user when that user is assigned in the campaign,
 // else the session itself. A session linked to a user assigned in the
@@ -27,6 +27,11 @@ import (
 // sessionId alone is answered from the session's row, which the link left
 // in place: the same variant (in the first case, the user's), and no new
 // impression.
+//
+// A request naming the user and the linked session applies the first case
+// again in a campaign the session joined after the link (takeLinkedSession:
+// a visitor who signed out, then in). Requests naming one id never look
+// up the other, so that they cost no query more.
 //
 // A session links to one user, once: the primary key of session_links
 // refuses a second, and a link is never rewritten, so every process may
@@ -121,68 +126,71 @@ func (tx *Tx) linkSession(appID int64, sessionID, userID string) (int64, error) 
 	return linkNew, nil
 }
 
-// sessionRow is an assignment of a session that its link gives the user.
-type sessionRow struct {
-	campaign, variant, assignedAt, covariate int64
-	convertedAt                              sql.NullInt64
-}
-
-// copyAssignments gives the user a copy of each assignment of the session
-// in a campaign of the app where the user has none, and moves the
-// session's metric values there with it. The campaigns are read one
-// primary-key probe each, in id order, which is also the order their rows
-// are locked in.
+// copyAssignments gives the user, in each campaign of the app where the
+// session is assigned and the user is not, a copy of the session's
+// assignment (takeSession). The campaigns are read one primary-key probe
+// each, and copied in id order, which is also the order their rows are
+// locked in.
 func (tx *Tx) copyAssignments(appID int64, sessionID, userID string) error {
 	skey, ukey := storedKey('s', sessionID), storedKey('u', userID)
-	rows, err := tx.query(`SELECT a.campaign_id, a.variant_id, a.assigned_at, a.converted_at, a.covariate
-		FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = ?
+	rows, err := tx.query(`SELECT c.id FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = ?
 		WHERE c.app_id = ? AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = ?)
 		ORDER BY c.id`, skey, appID, ukey)
 	if err != nil {
 		return err
 	}
-	var list []sessionRow
+	var list []int64
 	for rows.Next() {
-		var s sessionRow
-		if err := rows.Scan(&s.campaign, &s.variant, &s.assignedAt, &s.convertedAt, &s.covariate); err != nil {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
 			rows.Close()
 			return err
 		}
-		list = append(list, s)
+		list = append(list, id)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	for _, s := range list {
-		// DO NOTHING: the user's own first assignment, committed by
-		// another process since the read above, stands.
-		r, err := tx.exec(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, converted_at, covariate)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, user_key) DO NOTHING`,
-			s.campaign, ukey, s.variant, s.assignedAt, s.convertedAt, s.covariate)
-		if err != nil {
+	for _, id := range list {
+		if _, err := tx.takeSession(appID, id, sessionID, userID); err != nil {
 			return err
 		}
-		if n, err := r.RowsAffected(); err != nil {
-			return err
-		} else if n == 0 {
-			continue
-		}
-		if _, err := tx.exec(`UPDATE metric_values SET user_key = ? WHERE campaign_id = ?
-			AND metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND user_key = ?`,
-			ukey, s.campaign, appID, skey); err != nil {
-			return err
-		}
-		ck, vid := userKey{s.campaign, 'u', userID}, s.variant
-		converted := s.convertedAt.Valid
-		tx.after = append(tx.after, func() {
-			tx.db.assigned.put(ck, vid, tx.epoch)
-			if converted {
-				tx.db.converted.put(ck, vid, tx.epoch)
-			}
-		})
 	}
 	return nil
+}
+
+// takeSession gives the user a copy of the session's assignment in the
+// campaign (variant, time, conversion, covariate) when the session has one
+// and the user none, moves the session's metric values of the campaign to
+// the user, and returns the variant; 0 when nothing was copied. The copy
+// counts no impression: the session's counted the person already.
+func (tx *Tx) takeSession(appID, campaign int64, sessionID, userID string) (int64, error) {
+	skey, ukey := storedKey('s', sessionID), storedKey('u', userID)
+	// DO NOTHING: the user's own assignment, committed by another process
+	// meanwhile, stands.
+	var vid int64
+	var converted sql.NullInt64
+	err := tx.queryRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, converted_at, covariate)
+		SELECT campaign_id, ?, variant_id, assigned_at, converted_at, covariate FROM assignments WHERE campaign_id = ? AND user_key = ?
+		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id, converted_at`, ukey, campaign, skey).Scan(&vid, &converted)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	} else if err != nil {
+		return 0, err
+	}
+	if _, err := tx.exec(`UPDATE metric_values SET user_key = ? WHERE campaign_id = ?
+		AND metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND user_key = ?`, ukey, campaign, appID, skey); err != nil {
+		return 0, err
+	}
+	ck := userKey{campaign, 'u', userID}
+	tx.after = append(tx.after, func() {
+		tx.db.assigned.put(ck, vid, tx.epoch)
+		if converted.Valid {
+			tx.db.converted.put(ck, vid, tx.epoch)
+		}
+	})
+	return vid, nil
 }
 
 // errLinkedElsewhere is the refusal of an identify that names a session

@@ -235,6 +235,11 @@ func (tx *Tx) assign(lc *liveCampaign, req *VariantRequest, kind byte, user stri
 		p.outs = append(p.outs, out)
 		return nil
 	}
+	if kind == 'u' && req.SessionID != "" {
+		if ok, err := tx.takeLinkedSession(lc, req, user, out); err != nil || ok {
+			return err
+		}
+	}
 	if lc.audienceID != 0 {
 		// An assignment is sticky even when the user has left the audience
 		// since, so a targeted campaign looks for one before the audience
@@ -317,6 +322,33 @@ func (tx *Tx) mismatched(lc *liveCampaign, key string, out *assignOutcome) error
 	}
 	out.mismatch = true
 	return nil
+}
+
+// takeLinkedSession answers a request naming a user and the session linked
+// to them, for a user not known to be assigned in the campaign: when the
+// session is assigned there and the user is not, the user takes the
+// session's assignment, as at the link (see links.go). This keeps the
+// rule for campaigns a session joined after its link (a visitor who signed
+// out, then in again), and costs a statement only on this path: a request
+// without both ids, or a pair whose link was refused, never comes here.
+func (tx *Tx) takeLinkedSession(lc *liveCampaign, req *VariantRequest, user string, out *assignOutcome) (bool, error) {
+	if o, ok := tx.db.links.get(linkedKey(lc.appID, req.SessionID, user)); !ok || o != linkSame {
+		return false, nil
+	}
+	now := ms(tx.now)
+	if ok, err := tx.stillRunning(lc, now); err != nil || !ok {
+		return false, err
+	}
+	// The session's first assignment may wait in this batch.
+	if err := tx.flushAssignments(); err != nil {
+		return false, err
+	}
+	vid, err := tx.takeSession(lc.appID, lc.id, req.SessionID, user)
+	if err != nil || vid == 0 {
+		return false, err
+	}
+	out.running, out.variantID = true, vid
+	return true, nil
 }
 
 // stillRunning reports whether the campaign counts at now, reading its
