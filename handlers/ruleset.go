@@ -22,7 +22,7 @@ func (s *Server) handleRuleset(w http.ResponseWriter, r *http.Request) {
 	// The answer depends on the key, and must be asked again each time:
 	// the version is cheap to check and may move at any moment.
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Vary", "Authorization")
+	h.Add("Vary", "Authorization")
 	// The version alone, unquoted, is taken too: SDKs hold the version
 	// from the body and the stream's events.
 	if inm := r.Header.Values("If-None-Match"); etagMatches(inm, tag) || etagMatches(inm, rs.Version) {
@@ -46,7 +46,7 @@ func (s *Server) handleGrowthBook(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("ETag", p.ETag)
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Vary", "Authorization")
+	h.Add("Vary", "Authorization")
 	if etagMatches(r.Header.Values("If-None-Match"), p.ETag) {
 		w.WriteHeader(http.StatusNotModified)
 		return

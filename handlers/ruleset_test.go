@@ -114,6 +114,16 @@ func TestRuleset(t *testing.T) {
 			t.Errorf("an old version: %d, want 200", rec.Code)
 		}
 	})
+	t.Run("CORS", func(t *testing.T) {
+		rec := e.doHeader("GET", pathf("/v1/apps-external/%d/ruleset", e.App.ID), e.Cli, map[string]string{"Origin": "https://shop.example"})
+		h := rec.Header()
+		if got := h.Values("Vary"); !reflect.DeepEqual(got, []string{"Origin", "Authorization"}) {
+			t.Errorf("Vary %v, want Origin and Authorization", got)
+		}
+		if h.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(h.Get("Access-Control-Expose-Headers"), "ETag") {
+			t.Errorf("a page cannot read the ETag: %v", h)
+		}
+	})
 	t.Run("Roles", func(t *testing.T) {
 		for _, key := range []string{e.Admin, e.Read} {
 			if _, v := rulesetGet(e, key); v != v1 {
