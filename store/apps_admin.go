@@ -271,10 +271,8 @@ func (db *DB) DeleteApp(ctx context.Context, id int64, force bool) (map[string]i
 			`DELETE FROM campaigns WHERE app_id = ?`,
 			`DELETE FROM apps WHERE id = ?`,
 		}
-		if tx.db.dia.eventIndex {
-			// Emptied first, the index makes each event's delete trigger a
-			// lookup that finds nothing.
-			deletes = append([]string{`DELETE FROM event_users WHERE app_id = ?`}, deletes...)
+		if err := tx.db.eng.purgeApp(tx, id); err != nil {
+			return err
 		}
 		for _, q := range deletes {
 			if _, err := tx.exec(q, id); err != nil {

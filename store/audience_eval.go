@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -99,22 +98,7 @@ func (db *DB) compileAudience(id, updatedMS int64, raw []byte) (*compiledAudienc
 	if e.bounded {
 		where += ` AND ts >= ?`
 	}
-	if !db.dia.eventIndex {
-		// PostgreSQL finds a user's events through an index of events.
-		e.userEvents = `SELECT event_id, ts, id, NULL FROM events` + where
-		e.userEventsRead = e.userEvents
-		db.audiences.put(id, e)
-		return e, nil
-	}
-	// A row's ts is its run's last (see sqlite_eventruns.go): a run with an event
-	// in the window is read whole, and the rules apply the window to each
-	// event themselves; the bound only spares reading older rows.
-	e.userEvents = `SELECT event_id, ts, id, run FROM event_users` + where
-	// NOT INDEXED keeps the tail's plan a scan of the rowids above upto,
-	// never a walk of every event with the referenced ids.
-	e.userEventsRead = e.userEvents + ` AND id <= (SELECT upto FROM event_users_upto)
-		UNION ALL SELECT event_id, ts, id, NULL FROM events NOT INDEXED` + where + ` AND id > (SELECT upto FROM event_users_upto)`
-	e.readTail = true
+	db.eng.compileUserEvents(e, where)
 	db.audiences.put(id, e)
 	return e, nil
 }
@@ -380,19 +364,11 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 	if needsAttrs {
 		userQuery = `SELECT user_id, attributes FROM users WHERE app_id = ? AND user_id > ? ORDER BY user_id LIMIT ?`
 	}
-	eventQuery := db.dia.audienceEventQuery(len(eventIDs), bounded)
+	eventQuery := db.eng.audienceEvents(len(eventIDs), bounded)
 	since := ms(now.Add(-window))
-	var upto int64
-	tail := map[string][]scanEvent{}
-	if db.dia.eventIndex {
-		// The events not yet in event_users (a second or two of them) are
-		// read once for the whole pass.
-		if err := tx.QueryRowContext(ctx, `SELECT upto FROM event_users_upto`).Scan(&upto); err != nil {
-			return err
-		}
-		if tail, err = loadEventTail(ctx, tx, appID, upto, eventIDs, bounded, since); err != nil {
-			return err
-		}
+	tail, bound, err := db.eng.audienceTail(ctx, tx, appID, eventIDs, bounded, since)
+	if err != nil {
+		return err
 	}
 	batchIDs := make([]string, 0, audienceBatch)
 
@@ -462,9 +438,7 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 			if bounded {
 				args = append(args, since)
 			}
-			if db.dia.eventIndex {
-				args = append(args, upto)
-			}
+			args = append(args, bound...)
 			if err := loadBatchEvents(ctx, tx, eventQuery, args, len(eventIDs), users); err != nil {
 				return err
 			}
@@ -503,65 +477,6 @@ func (db *DB) scanAudienceUsers(ctx context.Context, appID int64, defs []*compil
 type scanEvent struct {
 	event int
 	ts    int64
-}
-
-// loadEventTail reads the app's events above upto with one of eventIDs,
-// by user: what a reader's snapshot has that event_users does not.
-func loadEventTail(ctx context.Context, tx *sql.Tx, appID, upto int64, eventIDs []string, bounded bool, since int64) (map[string][]scanEvent, error) {
-	tail := map[string][]scanEvent{}
-	if len(eventIDs) == 0 {
-		return tail, nil
-	}
-	// NOT INDEXED: a scan of the rowids above upto, never of every event
-	// with these ids.
-	q := `SELECT user_id, event_id, ts FROM events NOT INDEXED WHERE id > ? AND app_id = ? AND user_id IS NOT NULL`
-	args := []any{upto, appID}
-	if bounded {
-		q += ` AND ts >= ?`
-		args = append(args, since)
-	}
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var user, event string
-		var ts int64
-		if err := rows.Scan(&user, &event, &ts); err != nil {
-			return nil, err
-		}
-		if j := slices.Index(eventIDs, event); j >= 0 {
-			tail[user] = append(tail[user], scanEvent{j, ts})
-		}
-	}
-	return tail, rows.Err()
-}
-
-// audienceEventQuery is the query of a pass's batch of users: their events
-// of nEvents ids, from a time on when bounded, and on SQLite only those
-// event_users holds (up to an id).
-//
-// The batch's user ids and the event ids travel as two JSON arrays, and
-// each row names its user and its event id by their positions in them,
-// folded into one integer: the driver then hands back two integers per
-// event instead of two strings, and the strings were most of the cost of
-// a pass. The plan is one index seek per user (TestAudienceEventQueryPlan).
-func (dia *dialect) audienceEventQuery(nEvents int, bounded bool) string {
-	var sel strings.Builder
-	sel.WriteString(`u.key * ? + CASE e.event_id`)
-	for i := range nEvents {
-		sel.WriteString(` WHEN ? THEN ` + strconv.Itoa(i))
-	}
-	sel.WriteString(` END, e.ts, e.id, ` + dia.eventRun)
-	cond := `e.app_id = ? AND e.user_id = u.value AND e.event_id IN (` + placeholders(nEvents) + `)`
-	if bounded {
-		cond += ` AND e.ts >= ?`
-	}
-	if dia.eventIndex {
-		cond += ` AND e.id <= ?`
-	}
-	return dia.keysEvents(sel.String(), dia.eventsByUser, cond)
 }
 
 // loadBatchEvents runs one batch's event query and files each timestamp

@@ -201,7 +201,7 @@ func (db *DB) UpdateAudience(ctx context.Context, appID, id int64, in AudienceIn
 		// updated_at strictly increases, even for two updates within one
 		// millisecond, because it is what tells the compiled-definition
 		// cache and a running count that the definition changed.
-		if _, err := tx.exec(`UPDATE audiences SET name = ?, description = ?, status = ?, definition = ?, updated_at = `+tx.db.dia.greatest+`(?, updated_at + 1) WHERE id = ?`,
+		if _, err := tx.exec(`UPDATE audiences SET name = ?, description = ?, status = ?, definition = ?, updated_at = `+tx.db.eng.greatest()+`(?, updated_at + 1) WHERE id = ?`,
 			name, desc, status, string(def), ms(tx.now), id); err != nil {
 			return err
 		}

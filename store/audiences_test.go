@@ -790,7 +790,7 @@ func TestAudienceEventQueryPlan(t *testing.T) {
 	db := mustOpenDB(t)
 	conn, explain := planConn(t, db)
 	want := []string{"SCAN u VIRTUAL TABLE", "SEARCH e USING PRIMARY KEY (app_id=? AND user_id=? AND event_id=?"}
-	if db.pg != nil {
+	if db.pgEngine() != nil {
 		want = []string{"Nested Loop", "Function Scan on jsonb_array_elements_text", "Index Scan using events_app_user on events e", "Index Cond: ((app_id = '1'::bigint) AND (user_id = jsonb_array_elements_text.value)"}
 	}
 	for _, bounded := range []bool{false, true} {
@@ -798,10 +798,10 @@ func TestAudienceEventQueryPlan(t *testing.T) {
 		if bounded {
 			args = append(args, 0)
 		}
-		if db.dia.eventIndex {
-			args = append(args, 1<<40)
+		if db.pgEngine() == nil {
+			args = append(args, 1<<40) // the id event_users holds up to
 		}
-		got := queryPlan(t, conn, explain+db.dia.audienceEventQuery(2, bounded), args...)
+		got := queryPlan(t, conn, explain+db.eng.audienceEvents(2, bounded), args...)
 		at := -1
 		for _, w := range want {
 			i := strings.Index(got, w)

@@ -428,7 +428,7 @@ func TestAuditNoSecretInFile(t *testing.T) {
 	}
 	secrets := []string{plain, secret, rotated.Secret, password, token, "bo's long password 0006"}
 	var data []byte
-	if db.pg != nil {
+	if db.pgEngine() != nil {
 		// Every row of every table, as text: the server's files are not
 		// the test's to read.
 		var tables []string

@@ -237,7 +237,7 @@ func attachMetrics(q conn, list []*Campaign) error {
 		c.Metrics = CampaignMetrics{Secondary: []int64{}, Guardrails: []int64{}}
 	}
 	rows, err := q.query(`SELECT campaign_id, metric_id, role FROM campaign_metrics
-		WHERE campaign_id IN (`+q.dia().jsonIDs+`) ORDER BY campaign_id, position`, jsonIDs(ids))
+		WHERE campaign_id IN (`+q.stmts.eng.jsonIDs()+`) ORDER BY campaign_id, position`, jsonIDs(ids))
 	if err != nil {
 		return err
 	}
@@ -374,7 +374,7 @@ func (db *DB) attachVariants(ctx context.Context, list []*Campaign) error {
 		c.Variants = []*Variant{}
 	}
 	rows, err := db.reader(ctx).query(`SELECT `+variantColumns+` FROM campaign_variants
-		WHERE campaign_id IN (`+db.dia.jsonIDs+`) ORDER BY campaign_id, id`, jsonIDs(ids))
+		WHERE campaign_id IN (`+db.eng.jsonIDs()+`) ORDER BY campaign_id, id`, jsonIDs(ids))
 	if err != nil {
 		return err
 	}
@@ -421,7 +421,7 @@ func (db *DB) findCampaigns(ctx context.Context, appID int64, status, name strin
 	}
 	if name != "" {
 		// instr instead of LIKE: the search text needs no escaping.
-		where += ` AND ` + db.dia.instr + `(lower(name), lower(?)) > 0`
+		where += ` AND ` + db.eng.instr() + `(lower(name), lower(?)) > 0`
 		args = append(args, name)
 	}
 	list, p, err := findPage(ctx, db, "campaigns", campaignColumns, where, args, o, scanCampaign)

@@ -503,8 +503,8 @@ func TestActiveListFollowsCampaignReadByID(t *testing.T) {
 	path := tempDBPath(t)
 	a, b := mustOpenDBAt(t, path), mustOpenDBAt(t, path)
 	// a hears of b's changes only through what it reads itself.
-	if a.pg != nil {
-		a.pg.listen.close()
+	if a.pgEngine() != nil {
+		a.pgEngine().listen.close()
 	} else {
 		a.watch.close()
 	}

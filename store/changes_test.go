@@ -106,7 +106,7 @@ func TestChangesSeenByOtherProcess(t *testing.T) {
 		}
 		defer raw.Close()
 		stmts := []string{`UPDATE api_keys SET revoked_at = 1 WHERE id = ?`}
-		if e.cli.pg != nil {
+		if e.cli.pgEngine() != nil {
 			stmts = append(stmts, `INSERT INTO change_version (id, version) VALUES (1, 1)
 				ON CONFLICT (id) DO UPDATE SET version = change_version.version + 1`)
 		}

@@ -34,11 +34,11 @@ func processes(t *testing.T, n int) ([]*DB, int64, *testclock.Clock) {
 
 func claimAt(t *testing.T, db *DB, now time.Time, perHook int) []*ClaimedDelivery {
 	t.Helper()
-	if db.pg != nil {
+	if db.pgEngine() != nil {
 		// The test decides when a process looks for dead claims.
-		db.pg.presence.mu.Lock()
-		db.pg.presence.reaped = time.Time{}
-		db.pg.presence.mu.Unlock()
+		db.pgEngine().present.mu.Lock()
+		db.pgEngine().present.reaped = time.Time{}
+		db.pgEngine().present.mu.Unlock()
 	}
 	c, err := db.ClaimDueDeliveries(context.Background(), now, ClaimOptions{Limit: 10, PerWebhook: perHook, Lease: 10 * time.Second})
 	if err != nil {
@@ -63,7 +63,7 @@ func TestClaimsOfADeadProcess(t *testing.T) {
 	if len(held) != 1 || held[0].ID != d.ID {
 		t.Fatalf("claimed %+v", held)
 	}
-	if pg := a.pg != nil; (held[0].Holder != 0) != pg {
+	if pg := a.pgEngine() != nil; (held[0].Holder != 0) != pg {
 		t.Fatalf("holder %d on postgres=%v", held[0].Holder, pg)
 	}
 	// A live process's claim is never taken, however often others look.
@@ -80,11 +80,11 @@ func TestClaimsOfADeadProcess(t *testing.T) {
 	// PostgreSQL releases the lock once the dead session's backend has
 	// ended, a moment after its socket closed: the others look again at
 	// least every second, within the 3 s promised.
-	for deadline := time.Now().Add(3 * time.Second); b.pg != nil && len(again) == 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(3 * time.Second); b.pgEngine() != nil && len(again) == 0 && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 		again = claimAt(t, b, clock.Now(), 1)
 	}
-	if b.pg == nil {
+	if b.pgEngine() == nil {
 		// SQLite: the claim lapses with its lease (timeout 5 s + 10 s).
 		if len(again) != 0 {
 			t.Fatalf("claimed before the lease ended: %+v", again)
@@ -122,7 +122,7 @@ func TestClaimCapAcrossProcesses(t *testing.T) {
 		t.Fatalf("first process claimed %d, want its cap 2", len(first))
 	}
 	second := claimAt(t, b, clock.Now(), 2)
-	if b.pg != nil {
+	if b.pgEngine() != nil {
 		// The cap counts every process's claims: none left for b.
 		if len(second) != 0 {
 			t.Fatalf("second process claimed %d over the shared cap", len(second))
@@ -186,9 +186,9 @@ func TestClaimsConcurrentProcesses(t *testing.T) {
 	}
 	// On SQLite each process caps its own: a process whose candidates
 	// another claimed first gets fewer this time, never more.
-	if want := 3; dbs[0].pg != nil && total != want {
+	if want := 3; dbs[0].pgEngine() != nil && total != want {
 		t.Fatalf("claimed %d at once, want the shared cap %d", total, want)
-	} else if dbs[0].pg == nil && (total < 3 || total > 9) {
+	} else if dbs[0].pgEngine() == nil && (total < 3 || total > 9) {
 		t.Fatalf("claimed %d at once, want 3 to 9 (3 per process)", total)
 	}
 }
@@ -298,16 +298,16 @@ func TestClaimsWhenPresenceIsLost(t *testing.T) {
 	if len(held) != 1 {
 		t.Fatalf("claimed %d", len(held))
 	}
-	if a.pg == nil {
+	if a.pgEngine() == nil {
 		// SQLite: nothing but the lease ends a claim.
 		if held[0].Live.Done() != nil {
 			t.Fatal("a SQLite claim's context can end")
 		}
 		return
 	}
-	a.pg.presence.mu.Lock()
-	pid := a.pg.presence.conn.PgConn().PID()
-	a.pg.presence.mu.Unlock()
+	a.pgEngine().present.mu.Lock()
+	pid := a.pgEngine().present.conn.PgConn().PID()
+	a.pgEngine().present.mu.Unlock()
 	if _, err := b.read.ExecContext(ctx, `SELECT pg_terminate_backend(?)`, int64(pid)); err != nil {
 		t.Fatal(err)
 	}

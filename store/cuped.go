@@ -121,7 +121,7 @@ func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign,
 	if kind == 'u' {
 		args = append(args, users, lc.goal, since, lc.appID)
 	}
-	rows, err := tx.query(tx.db.dia.covariateEvents[kind], args...)
+	rows, err := tx.query(tx.db.eng.covariateEvents(kind), args...)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign,
 func (tx *Tx) recentCovariates(lc *liveCampaign, list []pendingAssign, pos []int, since, now int64) map[int64]int {
 	var recent map[int64]int
 	for k, j := range pos {
-		tx.db.ix.tail(lc.appID, list[j].user, func(e tailEvent) {
+		tx.db.eng.unindexedEvents(lc.appID, list[j].user, func(e tailEvent) {
 			if e.eventID == lc.goal && e.ts >= since && e.ts < now {
 				if recent == nil {
 					recent = map[int64]int{}

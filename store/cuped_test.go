@@ -92,7 +92,7 @@ func TestCupedCovariatesAndAnalytics(t *testing.T) {
 		}
 		// On SQLite most of the history is in event_users by now; the last
 		// hour's events stay in the indexer's memory.
-		if db.pg == nil && e.at > 2*time.Hour {
+		if db.pgEngine() == nil && e.at > 2*time.Hour {
 			indexGeneration(t, db)
 		}
 	}
@@ -269,19 +269,19 @@ func TestCovariateQueryPlan(t *testing.T) {
 	for _, tc := range []struct {
 		name, q, sqlite, pg string
 	}{
-		{"by user", db.dia.covariateEvents['u'], "SEARCH e USING PRIMARY KEY (app_id=? AND user_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = '1'::bigint) AND (user_id = jsonb_array_elements_text.value)"},
+		{"by user", db.eng.covariateEvents('u'), "SEARCH e USING PRIMARY KEY (app_id=? AND user_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = '1'::bigint) AND (user_id = jsonb_array_elements_text.value)"},
 		// The events a user's linked sessions logged without a userId: a
 		// search of the links by user, then of the session's events.
-		{"by linked session", db.dia.covariateEvents['u'], "SEARCH e USING INDEX events_app_session (app_id=? AND session_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = l.app_id) AND (session_id = l.session_id)"},
-		{"links by user", db.dia.covariateEvents['u'], "SEARCH l USING COVERING INDEX session_links_user (app_id=? AND user_id=?)", "session_links_user"},
-		{"by session", db.dia.covariateEvents['s'], "SEARCH e USING INDEX events_app_session (app_id=? AND session_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = '1'::bigint) AND (session_id = jsonb_array_elements_text.value)"},
+		{"by linked session", db.eng.covariateEvents('u'), "SEARCH e USING INDEX events_app_session (app_id=? AND session_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = l.app_id) AND (session_id = l.session_id)"},
+		{"links by user", db.eng.covariateEvents('u'), "SEARCH l USING COVERING INDEX session_links_user (app_id=? AND user_id=?)", "session_links_user"},
+		{"by session", db.eng.covariateEvents('s'), "SEARCH e USING INDEX events_app_session (app_id=? AND session_id=? AND event_id=? AND ts>?)", "Index Cond: ((app_id = '1'::bigint) AND (session_id = jsonb_array_elements_text.value)"},
 	} {
 		want := tc.sqlite
-		if db.pg != nil {
+		if db.pgEngine() != nil {
 			want = tc.pg
 		}
 		args := []any{`["a","b"]`, 1, "buy", 0}
-		if tc.q == db.dia.covariateEvents['u'] {
+		if tc.q == db.eng.covariateEvents('u') {
 			args = append(args, `["a","b"]`, "buy", 0, 1)
 		}
 		got := queryPlan(t, conn, explain+tc.q, args...)
@@ -303,7 +303,7 @@ func planConn(t *testing.T, db *DB) (*sql.Conn, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	if db.pg == nil {
+	if db.pgEngine() == nil {
 		return conn, `EXPLAIN QUERY PLAN `
 	}
 	if _, err := conn.ExecContext(ctx, `SET enable_seqscan = off`); err != nil {

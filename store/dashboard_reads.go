@@ -109,7 +109,7 @@ type EventCount struct {
 // (app_id, event_id, ts) index, which covers the query.
 func (db *DB) EventCounts(ctx context.Context, appID int64, now time.Time) ([]EventCount, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT event_id, SUM(CASE WHEN ts >= ? THEN 1 ELSE 0 END), SUM(CASE WHEN ts >= ? THEN 1 ELSE 0 END), COUNT(*)
-		FROM `+db.dia.eventsByEventTS+` WHERE app_id = ? AND ts >= ?
+		FROM `+db.eng.eventsByEventTS()+` WHERE app_id = ? AND ts >= ?
 		GROUP BY event_id ORDER BY COUNT(*) DESC, event_id LIMIT 200`,
 		ms(now.Add(-24*time.Hour)), ms(now.Add(-7*24*time.Hour)), appID, ms(now.Add(-30*24*time.Hour)))
 	if err != nil {

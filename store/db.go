@@ -24,7 +24,6 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	// registers the cgo-free "sqlite" driver
 	"service/keyring"
-	"service/migrations"
 	"service/netpolicy"
 )
 
@@ -103,10 +102,8 @@ type DB struct {
 	// lead is the election on SQLite (sqlite_leader.go).
 	lead fileLeader
 
-	// pg is the PostgreSQL store's own state; nil on SQLite.
-	pg *pgStore
-	// dia holds the statements whose text differs between the stores.
-	dia *dialect
+	// eng is what differs between SQLite and PostgreSQL (see engine).
+	eng engine
 	// eraser is the engine's share of an erasure (erasure.go).
 	eraser eraser
 
@@ -194,12 +191,7 @@ func open(ctx context.Context, target string, up bool, opts Options) (*DB, error
 func (db *DB) Timeout() time.Duration { return db.timeout }
 
 // migrationsFS is the store's own migrations.
-func (db *DB) migrationsFS() fs.FS {
-	if db.pg != nil {
-		return migrations.Postgres
-	}
-	return migrations.FS
-}
+func (db *DB) migrationsFS() fs.FS { return db.eng.migrations() }
 
 // initCaches makes the caches of the hot paths, empty.
 func (db *DB) initCaches() {
@@ -215,20 +207,10 @@ func (db *DB) initCaches() {
 }
 
 // migrator returns golang-migrate on the store's own migrations.
-func (db *DB) migrator() (*migrate.Migrate, error) {
-	if db.pg != nil {
-		return db.pgMigrator()
-	}
-	return db.sqliteMigrator()
-}
+func (db *DB) migrator() (*migrate.Migrate, error) { return db.eng.migrator() }
 
 // begin starts a write transaction.
-func (db *DB) begin(ctx context.Context) (*Tx, error) {
-	if db.pg != nil {
-		return db.beginPG(ctx)
-	}
-	return db.beginSQLite(ctx)
-}
+func (db *DB) begin(ctx context.Context) (*Tx, error) { return db.eng.begin(ctx) }
 
 // newTx wraps a transaction begun on sc.
 func (db *DB) newTx(ctx context.Context, sc *sql.Conn, tx *sql.Tx) *Tx {
@@ -287,28 +269,7 @@ func (db *DB) Close() error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return nil
 	}
-	if db.watch != nil {
-		db.watch.close()
-	}
-	if db.pg != nil && db.pg.listen != nil {
-		db.pg.listen.close()
-	}
-	if db.pg != nil {
-		db.closeLeader()
-		db.closePresence()
-	} else {
-		db.closeFileLeader()
-	}
-	if db.batch != nil {
-		db.batch.close()
-	}
-	if db.ix.stop != nil {
-		close(db.ix.stop)
-		<-db.ix.done
-	}
-	if db.ckpt != nil {
-		db.ckpt.close()
-	}
+	db.eng.close()
 	return db.close()
 }
 
@@ -323,6 +284,10 @@ func (db *DB) close() error {
 func (db *DB) Ping(ctx context.Context) error {
 	return db.read.PingContext(ctx)
 }
+
+// lostToConcurrent reports whether err is a write transaction's loss to a
+// concurrent transaction of another process (engine.lostToConcurrent).
+func (db *DB) lostToConcurrent(err error) bool { return db.eng.lostToConcurrent(err) }
 
 // Tx is a write transaction with the moment it started, so every row it
 // writes carries one consistent time.
@@ -393,12 +358,7 @@ func (tx *Tx) commit() error {
 	if err := tx.flushCounts(); err != nil {
 		return err
 	}
-	if tx.changed && tx.db.pg != nil {
-		if err := tx.notifyChanged(); err != nil {
-			return err
-		}
-	}
-	if err := tx.commitIndexed(nEvents); err != nil {
+	if err := tx.db.eng.commit(tx, nEvents); err != nil {
 		return err
 	}
 	tx.db.observeWritten(events, impressions)

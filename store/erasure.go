@@ -209,7 +209,7 @@ func (tx *Tx) redactDeliveries(appID int64, userID string, sessions []string) (i
 		// anywhere are read, and redacted when a user field is it.
 		rows, err := tx.query(`SELECT d.id, d.payload FROM webhook_deliveries d
 			WHERE d.webhook_id IN (SELECT id FROM webhooks WHERE app_id = ?) AND d.redacted_at IS NULL AND `+
-			tx.db.dia.payloadHas, appID, jsonjs.AppendQuote(nil, id))
+			tx.db.eng.payloadHas(), appID, jsonjs.AppendQuote(nil, id))
 		if err != nil {
 			return n, err
 		}

@@ -83,7 +83,7 @@ func (e *erasureEnv) rowsOf(userID string) map[string]int64 {
 		"metric_values":    countRows(e.t, e.db, `SELECT COUNT(*) FROM metric_values WHERE user_key = ?`, key),
 		"form_submissions": countRows(e.t, e.db, `SELECT COUNT(*) FROM form_submissions WHERE app_id = ? AND user_id = ?`, e.app, userID),
 	}
-	if e.db.dia.eventIndex {
+	if e.db.pgEngine() == nil {
 		n["event_users"] = countRows(e.t, e.db, `SELECT COUNT(*) FROM event_users WHERE app_id = ? AND user_id = ?`, e.app, userID)
 	}
 	return n

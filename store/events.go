@@ -258,6 +258,14 @@ type pendingConv struct {
 	converted bool
 }
 
+// sortConversions sorts the queued conversions by campaign and their i-th
+// key, the order of their assignments' rows.
+func (tx *Tx) sortConversions(i int) {
+	slices.SortStableFunc(tx.convs, func(a, b pendingConv) int {
+		return cmp.Or(cmp.Compare(a.lc.id, b.lc.id), strings.Compare(a.keys[i].user, b.keys[i].user))
+	})
+}
+
 // flushConversions writes the queued conversions, after the assignments
 // they may convert. Each tries its user's userId key, then its sessionId
 // key: every userId attempt goes first, then the sessionId attempts of
@@ -270,11 +278,7 @@ func (tx *Tx) flushConversions() error {
 		return nil
 	}
 	for i := range 2 {
-		if tx.db.dia.lockOrder {
-			slices.SortStableFunc(tx.convs, func(a, b pendingConv) int {
-				return cmp.Or(cmp.Compare(a.lc.id, b.lc.id), strings.Compare(a.keys[i].user, b.keys[i].user))
-			})
-		}
+		tx.db.eng.orderConversions(tx, i)
 		for j := range tx.convs {
 			c := &tx.convs[j]
 			if c.converted || !c.open[i] {
@@ -345,24 +349,8 @@ func (db *DB) FindEvents(ctx context.Context, appID int64, f EventFilter) ([]*Ev
 		where, args = append(where, "event_id = ?"), append(args, f.EventID)
 	}
 	from := "events"
-	if f.UserID != "" && !db.dia.eventIndex {
-		where, args = append(where, "user_id = ?"), append(args, f.UserID)
-	} else if f.UserID != "" {
-		// A user's events are the user's rows of event_users up to upto,
-		// and the events above it (see sqlite_eventindex.go). The outer scan goes
-		// by those ids alone: NOT INDEXED keeps the planner from walking
-		// every event of the app to check each against the list.
-		from = "events NOT INDEXED"
-		// A row of a run names its events in run (see sqlite_eventruns.go).
-		sub := `SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
-			WHERE e.app_id = ? AND e.user_id = ?`
-		subArgs := []any{appID, f.UserID}
-		if f.EventID != "" {
-			sub, subArgs = sub+` AND e.event_id = ?`, append(subArgs, f.EventID)
-		}
-		where = append(where, "user_id = ?", `id IN (`+sub+` AND e.id <= (SELECT upto FROM event_users_upto)
-			UNION ALL SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?)`)
-		args = append(append(append(args, f.UserID), subArgs...), appID, f.UserID)
+	if f.UserID != "" {
+		from, where, args = db.eng.userEvents(where, args, appID, f.UserID, f.EventID)
 	}
 	if f.Start != nil {
 		where, args = append(where, "ts >= ?"), append(args, ms(*f.Start))
@@ -448,14 +436,14 @@ func (tx *Tx) expireBatch(app, cutoff int64, done map[runGroup]tailEvent) (int64
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	if err := tx.expireFromRuns(app, cutoff, batch, done); err != nil {
+	if err := tx.db.eng.expireEvents(tx, app, cutoff, batch, done); err != nil {
 		return 0, err
 	}
 	list, err := json.Marshal(ids)
 	if err != nil {
 		return 0, err
 	}
-	r, err := tx.exec(`DELETE FROM events WHERE id IN (`+tx.db.dia.jsonIDs+`)`, string(list))
+	r, err := tx.exec(`DELETE FROM events WHERE id IN (`+tx.db.eng.jsonIDs()+`)`, string(list))
 	if err != nil {
 		return 0, err
 	}

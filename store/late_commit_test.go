@@ -31,7 +31,7 @@ func TestEventCommittedLateWithALowerID(t *testing.T) {
 		app, "purchase", "late", ms(clock.Now())).Scan(&lateID); err != nil {
 		t.Fatal(err)
 	}
-	if db.pg == nil {
+	if db.pgEngine() == nil {
 		// SQLite holds the write lock for tx: it commits first.
 		if err := tx.Commit(); err != nil {
 			t.Fatal(err)
@@ -47,7 +47,7 @@ func TestEventCommittedLateWithALowerID(t *testing.T) {
 	if early.ID <= lateID {
 		t.Fatalf("the later event has id %d, the earlier %d: ids are not drawn in order", early.ID, lateID)
 	}
-	if db.pg != nil {
+	if db.pgEngine() != nil {
 		// The audience is read once before the late commit, as a replica
 		// may have read it meanwhile.
 		if inAudience(t, db, app, aud.ID, "late") {

@@ -53,10 +53,7 @@ func (l *Leadership) Release() {
 // AwaitLeadership returns once this process leads the scheduled work, or
 // with ctx's error once ctx ends.
 func (db *DB) AwaitLeadership(ctx context.Context) (*Leadership, error) {
-	e := db.fileElection()
-	if db.pg != nil {
-		e = db.pgElection()
-	}
+	e := db.eng.election()
 	failing, told := false, false
 	for {
 		l, err := e.try(ctx)

@@ -87,7 +87,7 @@ func TestLeadership(t *testing.T) {
 // only one to complete a campaign: once, with one campaign.completed.
 func TestLeadershipLostSession(t *testing.T) {
 	e := newCampaignTestEnv(t)
-	if e.db.pg == nil {
+	if e.db.pgEngine() == nil {
 		// A SQLite file has no session to lose, but its lock file can go
 		// (removed by hand, or by a tool that cleans up beside the
 		// database), after which a new process would lock a new one: the

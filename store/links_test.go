@@ -96,7 +96,7 @@ func TestLinkedCovariate(t *testing.T) {
 	}
 	// "v" is a visitor assigned before signing in, with one purchase.
 	buy(EventInput{SessionID: "sv"})
-	if db.pg == nil {
+	if db.pgEngine() == nil {
 		indexGeneration(t, db)
 	}
 	clock.Set(eventsT0)

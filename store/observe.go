@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"os"
 	"time"
 )
 
@@ -72,22 +70,5 @@ func (db *DB) DeliveryBacklog(ctx context.Context) (pending int64, oldest time.T
 // that truncated it). On PostgreSQL it reports the database's size, and no
 // log: the server's WAL is shared by all its databases.
 func (db *DB) FileSizes() (main, wal int64, err error) {
-	if db.pg != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		err = db.read.QueryRowContext(ctx, `SELECT pg_database_size(current_database())`).Scan(&main)
-		return main, 0, err
-	}
-	st, err := os.Stat(db.path)
-	if err != nil {
-		return 0, 0, err
-	}
-	main = st.Size()
-	switch st, err := os.Stat(db.path + "-wal"); {
-	case err == nil:
-		wal = st.Size()
-	case !errors.Is(err, os.ErrNotExist):
-		return main, 0, err
-	}
-	return main, wal, nil
+	return db.eng.fileSizes()
 }

@@ -248,15 +248,13 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 	if o.Limit < 1 {
 		return nil, nil
 	}
-	holder, live, err := db.presence(ctx)
+	holder, live, err := db.eng.presence(ctx)
 	if err != nil {
 		return nil, err
 	}
 	t := ms(now)
-	if db.pg != nil {
-		if err := db.reapClaims(ctx, now, holder); err != nil {
-			return nil, err
-		}
+	if err := db.eng.reapClaims(ctx, now, holder); err != nil {
+		return nil, err
 	}
 	count := make(map[int64]int, len(o.InFlight)+1)
 	var capped []int64
@@ -277,7 +275,7 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 	var out []*ClaimedDelivery
 	claim := func(tx *Tx) error {
 		out = out[:0]
-		ids, err := tx.capClaims(cands, &o, t, holder)
+		ids, err := tx.db.eng.capClaims(tx, cands, &o, t, holder)
 		if err != nil || len(ids) == 0 {
 			return err
 		}
@@ -291,8 +289,8 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 			SET claimed_until = CAST(? AS BIGINT) + CAST(? AS BIGINT) + (SELECT w.timeout_seconds * 1000 FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id),
 				claimed_by = ?
 			WHERE id IN (SELECT d.id FROM webhook_deliveries d
-					WHERE d.id IN (`+tx.db.dia.jsonIDs+`) AND `+tx.db.dia.unindexed+`d.status = 'pending' AND `+tx.db.dia.unindexed+`d.next_attempt_at <= ?
-						AND (d.claimed_until IS NULL OR d.claimed_until <= ?)`+tx.db.dia.skipLocked+`)
+					WHERE d.id IN (`+tx.db.eng.jsonIDs()+`) AND `+tx.db.eng.unindexed()+`d.status = 'pending' AND `+tx.db.eng.unindexed()+`d.next_attempt_at <= ?
+						AND (d.claimed_until IS NULL OR d.claimed_until <= ?)`+tx.db.eng.skipLocked()+`)
 				AND (SELECT w.status FROM webhooks w WHERE w.id = webhook_deliveries.webhook_id) = 'ACTIVE'
 			RETURNING id, webhook_id, event, payload, created_at, attempts, claimed_until`,
 			t, o.Lease.Milliseconds(), nullID(holder), jsonIDs(ids), t, t)
@@ -324,7 +322,7 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 		// after it the dispatcher cannot sign with it even by mistake.
 		rows, err = tx.query(`SELECT id, url, secret, headers, timeout_seconds, max_retries,
 				CASE WHEN previous_secret_expires_at > ? THEN previous_secret ELSE '' END
-			FROM webhooks WHERE id IN (`+tx.db.dia.jsonIDs+`)`, ms(tx.now), jsonIDs(hooks))
+			FROM webhooks WHERE id IN (`+tx.db.eng.jsonIDs()+`)`, ms(tx.now), jsonIDs(hooks))
 		if err != nil {
 			return err
 		}
@@ -350,17 +348,7 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 		}
 		return rows.Err()
 	}
-	if db.pg != nil {
-		// A transaction of its own: it may wait for another process's lock
-		// on a webhook (capClaims), which must not hold up the API writes
-		// of a group commit.
-		err = db.batch.alone(claim)
-	} else {
-		// Through the group commit, the claim shares a commit with the
-		// attempts being recorded instead of waiting for them.
-		err = db.batch.do(ctx, claim)
-	}
-	if err != nil {
+	if err := db.eng.runClaim(ctx, claim); err != nil {
 		return nil, err
 	}
 	slices.SortFunc(out, func(a, b *ClaimedDelivery) int { return order[a.ID] - order[b.ID] })
@@ -369,63 +357,6 @@ func (db *DB) ClaimDueDeliveries(ctx context.Context, now time.Time, o ClaimOpti
 
 // dueCandidate is a delivery dueDeliveries found claimable.
 type dueCandidate struct{ id, hook int64 }
-
-// capClaims returns the ids of cands this claim may take. On SQLite that
-// is all of them: one writer at a time, and each process caps its own
-// sends. On PostgreSQL the per-webhook cap counts the claims every process
-// holds: the webhooks' rows are locked (in id order, so two claims cannot
-// deadlock) until the claim commits, so processes claiming for one webhook
-// take turns, and each counts the unexpired claims of the others, which
-// their sends cannot outnumber.
-func (tx *Tx) capClaims(cands []dueCandidate, o *ClaimOptions, t, holder int64) ([]int64, error) {
-	ids := make([]int64, len(cands))
-	for i, c := range cands {
-		ids[i] = c.id
-	}
-	if tx.db.pg == nil {
-		return ids, nil
-	}
-	hookSet := map[int64]bool{}
-	var hooks []int64
-	for _, c := range cands {
-		if !hookSet[c.hook] {
-			hookSet[c.hook] = true
-			hooks = append(hooks, c.hook)
-		}
-	}
-	slices.Sort(hooks)
-	if _, err := tx.exec(`SELECT id FROM webhooks WHERE id IN (`+tx.db.dia.jsonIDs+`) ORDER BY id`+tx.db.dia.forUpdate, jsonIDs(hooks)); err != nil {
-		return nil, err
-	}
-	rows, err := tx.query(`SELECT webhook_id, COUNT(*) FROM webhook_deliveries
-		WHERE webhook_id IN (`+tx.db.dia.jsonIDs+`) AND claimed_until > ? AND claimed_by <> ?
-		GROUP BY webhook_id`, jsonIDs(hooks), t, holder)
-	if err != nil {
-		return nil, err
-	}
-	held := make(map[int64]int, len(hooks))
-	for rows.Next() {
-		var hook int64
-		var n int
-		if err := rows.Scan(&hook, &n); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		held[hook] = n
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	ids = ids[:0]
-	for _, c := range cands {
-		if o.InFlight[c.hook]+held[c.hook] < o.capOf(c.hook) {
-			held[c.hook]++
-			ids = append(ids, c.id)
-		}
-	}
-	return ids, nil
-}
 
 // duePageRows is the most rows one read of the due index returns. The
 // statement carries it as a literal (duePage) because a bound LIMIT makes
@@ -449,7 +380,7 @@ func (db *DB) dueDeliveries(ctx context.Context, t int64, o *ClaimOptions, count
 			JOIN webhooks w ON w.id = d.webhook_id
 			WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.next_attempt_at, d.id) > (?, ?)
 				AND (d.claimed_until IS NULL OR d.claimed_until <= ?) AND w.status = 'ACTIVE'
-				AND d.webhook_id NOT IN (`+db.dia.jsonIDs+`)
+				AND d.webhook_id NOT IN (`+db.eng.jsonIDs()+`)
 			ORDER BY d.next_attempt_at, d.id LIMIT `+duePage, t, afterAt, afterID, t, jsonIDs(capped))
 		if err != nil {
 			return nil, err
@@ -619,7 +550,7 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 		// nothing.
 		ins, err := tx.query(`INSERT INTO webhook_attempts (delivery_id, at, response_status, error, duration_ms)
 			SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), CAST(j.value ->> 2 AS BIGINT), j.value ->> 3, CAST(j.value ->> 4 AS BIGINT)
-			FROM `+tx.db.dia.jsonEach+`
+			FROM `+tx.db.eng.jsonEach()+`
 			WHERE EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.id = CAST(j.value ->> 0 AS BIGINT)) ORDER BY j.key
 			RETURNING delivery_id`, string(attemptRows))
 		if err != nil {
@@ -642,7 +573,7 @@ func (db *DB) RecordAttempts(ctx context.Context, list []AttemptOutcome, retryBa
 			// A success settles the delivery only while its claim holds.
 			if _, err := tx.exec(`UPDATE webhook_deliveries AS d SET status = 'succeeded', attempts = d.attempts + 1,
 					next_attempt_at = NULL, claimed_until = NULL, claimed_by = NULL
-				FROM (SELECT CAST(j.value ->> 0 AS BIGINT) AS id, CAST(j.value ->> 1 AS BIGINT) AS claim, CAST(j.value ->> 2 AS BIGINT) AS holder FROM `+tx.db.dia.jsonEach+`) AS s
+				FROM (SELECT CAST(j.value ->> 0 AS BIGINT) AS id, CAST(j.value ->> 1 AS BIGINT) AS claim, CAST(j.value ->> 2 AS BIGINT) AS holder FROM `+tx.db.eng.jsonEach()+`) AS s
 				WHERE d.id = s.id AND d.claimed_until = s.claim AND COALESCE(d.claimed_by, 0) = s.holder`, string(winRows)); err != nil {
 				return err
 			}

@@ -38,16 +38,18 @@ func IsPostgresURL(target string) bool {
 // answer, unless the URL's connect_timeout asks for less.
 const connectTimeout = 10 * time.Second
 
-// pgStore is what the PostgreSQL store holds beyond the pools.
-type pgStore struct {
+// postgresEngine is the PostgreSQL store's engine (postgres_engine.go),
+// and what it holds beyond the pools.
+type postgresEngine struct {
+	db  *DB
 	cfg *pgx.ConnConfig
 	// where names the server for messages: host and port, never the
 	// password.
-	where    string
-	log      *slog.Logger
-	listen   *listener
-	leader   pgLeader
-	presence pgPresence
+	where   string
+	log     *slog.Logger
+	listen  *listener
+	leader  pgLeader
+	present pgPresence
 	// self is this process's token in its change notifications.
 	self string
 }
@@ -63,7 +65,7 @@ func openPostgres(ctx context.Context, target string, up bool, opts Options) (*D
 	if cc.ConnectTimeout <= 0 || cc.ConnectTimeout > connectTimeout {
 		cc.ConnectTimeout = connectTimeout
 	}
-	pg := &pgStore{cfg: cc, where: fmt.Sprintf("%s:%d", cc.Host, cc.Port), log: opts.Log, self: rand.Text()}
+	pg := &postgresEngine{cfg: cc, where: fmt.Sprintf("%s:%d", cc.Host, cc.Port), log: opts.Log, self: rand.Text()}
 	wc, rc := sessionTimeouts(cc, opts.Timeout)
 	w := sql.OpenDB(rebindConnector{stdlib.GetConnector(*wc)})
 	// One writer connection, as on SQLite: the group commit gathers the
@@ -83,12 +85,13 @@ func openPostgres(ctx context.Context, target string, up bool, opts Options) (*D
 		r.Close()
 		return nil, connectError(pg.where, cc, err)
 	}
-	db := &DB{write: w, read: r, path: target, Now: time.Now, lockWait: writeLockWait, timeout: opts.Timeout, pg: pg, dia: &postgresDialect}
+	db := &DB{write: w, read: r, path: target, Now: time.Now, lockWait: writeLockWait, timeout: opts.Timeout, eng: pg}
+	pg.db = db
 	db.eraser = pgEraser{db}
 	// pgx keeps each connection's statements prepared by itself.
 	db.wstmts, db.rstmts = newStmtCache(w, false), newStmtCache(r, false)
 	db.wstmts.off, db.rstmts.off = true, true
-	db.wstmts.dia, db.rstmts.dia = db.dia, db.dia
+	db.wstmts.eng, db.rstmts.eng = db.eng, db.eng
 	if up {
 		if err := db.Migrate(ctx, 0); err != nil {
 			db.close()
@@ -140,7 +143,7 @@ func (db *DB) pgMigrator() (*migrate.Migrate, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn := stdlib.OpenDB(*db.pg.cfg)
+	conn := stdlib.OpenDB(*db.pgEngine().cfg)
 	conn.SetMaxOpenConns(1)
 	drv, err := migratepgx.WithInstance(conn, &migratepgx.Config{})
 	if err != nil {
@@ -187,15 +190,12 @@ func (db *DB) beginPG(ctx context.Context) (*Tx, error) {
 // transaction begun before this moment has ended and no other session of
 // the database holds a snapshot from before it.
 func (db *DB) compactSecrets(ctx context.Context) {
-	if db.pg == nil {
-		return
-	}
 	db.awaitOlderSnapshots(ctx, compactWait)
 	if ctx.Err() != nil {
 		return
 	}
-	if _, err := db.write.ExecContext(ctx, `VACUUM (FULL) webhooks`); err != nil && db.pg.log != nil {
-		db.pg.log.Warn("postgres: could not rewrite the webhooks table after sealing its secrets; old row versions keep the previous values until VACUUM reuses their space", "err", err)
+	if _, err := db.write.ExecContext(ctx, `VACUUM (FULL) webhooks`); err != nil && db.pgEngine().log != nil {
+		db.pgEngine().log.Warn("postgres: could not rewrite the webhooks table after sealing its secrets; old row versions keep the previous values until VACUUM reuses their space", "err", err)
 	}
 }
 
@@ -243,16 +243,6 @@ const (
 	pgSerializationFailure     = "40001"
 	pgInvalidCatalogName       = "3D000" // the database named does not exist
 )
-
-// lostToConcurrent reports whether err is a write transaction's loss to a
-// concurrent transaction of another process: a row it inserted was
-// inserted and committed by the other first (a logId sent to two replicas
-// at once), or the two waited for each other's row locks. Only
-// PostgreSQL's writers run at once; on SQLite one writer at a time holds
-// the file.
-func (db *DB) lostToConcurrent(err error) bool {
-	return db.pg != nil && (isPGCode(err, pgUniqueViolation) || isPGCode(err, pgDeadlockDetected) || isPGCode(err, pgSerializationFailure))
-}
 
 func isPGCode(err error, code string) bool {
 	var pe *pgconn.PgError

@@ -66,17 +66,17 @@ type pgLeader struct {
 func (db *DB) pgElection() election {
 	return election{
 		try:     db.tryLead,
-		log:     db.pg.log,
+		log:     db.pgEngine().log,
 		waiting: func() []any { return []any{"pid", os.Getpid()} },
 		failing: "postgres: cannot ask for the leadership of the scheduled work; retrying",
-		where:   []any{"db", db.pg.where},
+		where:   []any{"db", db.pgEngine().where},
 	}
 }
 
 // tryLead asks for the lock once: a Leadership when it was granted; nil
 // and nil when another process holds it.
 func (db *DB) tryLead(ctx context.Context) (*Leadership, error) {
-	pl := &db.pg.leader
+	pl := &db.pgEngine().leader
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if pl.closed {
@@ -84,7 +84,7 @@ func (db *DB) tryLead(ctx context.Context) (*Leadership, error) {
 	}
 	c := pl.idle
 	if c == nil {
-		cfg := db.pg.cfg.Copy()
+		cfg := db.pgEngine().cfg.Copy()
 		for k, v := range leaderKeepalives {
 			if _, set := cfg.RuntimeParams[k]; !set {
 				cfg.RuntimeParams[k] = v
@@ -157,8 +157,8 @@ func (db *DB) watchSession(c *pgx.Conn, msg string, lost func(), stop <-chan str
 		err := c.Ping(ctx)
 		cancel()
 		if err != nil {
-			if db.pg.log != nil {
-				db.pg.log.Warn(msg, "db", db.pg.where, "err", err)
+			if db.pgEngine().log != nil {
+				db.pgEngine().log.Warn(msg, "db", db.pgEngine().where, "err", err)
 			}
 			lost()
 			return
@@ -177,7 +177,7 @@ func closeSession(c *pgx.Conn) {
 // closeLeader releases the leadership this process holds and ends the
 // waiting session, for Close.
 func (db *DB) closeLeader() {
-	pl := &db.pg.leader
+	pl := &db.pgEngine().leader
 	pl.mu.Lock()
 	pl.closed = true
 	held, idle := pl.held, pl.idle

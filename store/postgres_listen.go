@@ -33,10 +33,10 @@ func (tx *Tx) notifyChanged() error {
 		ON CONFLICT (id) DO UPDATE SET version = change_version.version + 1 RETURNING version`).Scan(&v); err != nil {
 		return err
 	}
-	if _, err := tx.exec(`SELECT pg_notify('`+changesChannel+`', ?)`, tx.db.pg.self); err != nil {
+	if _, err := tx.exec(`SELECT pg_notify('`+changesChannel+`', ?)`, tx.db.pgEngine().self); err != nil {
 		return err
 	}
-	if l := tx.db.pg.listen; l != nil {
+	if l := tx.db.pgEngine().listen; l != nil {
 		tx.after = append(tx.after, func() { l.committed(v) })
 	}
 	return nil
@@ -81,7 +81,7 @@ func (l *listener) committed(v int64) {
 func (db *DB) startListener() {
 	ctx, stop := context.WithCancel(context.Background())
 	l := &listener{stop: stop}
-	db.pg.listen = l
+	db.pgEngine().listen = l
 	ready := make(chan struct{})
 	l.done.Add(2)
 	go func() {
@@ -101,8 +101,8 @@ func (db *DB) startListener() {
 			if ctx.Err() != nil {
 				return
 			}
-			if db.pg.log != nil {
-				db.pg.log.Warn("postgres: the change listener lost its connection; the caches start over once it is back", "db", db.pg.where, "err", err)
+			if db.pgEngine().log != nil {
+				db.pgEngine().log.Warn("postgres: the change listener lost its connection; the caches start over once it is back", "db", db.pgEngine().where, "err", err)
 			}
 			select {
 			case <-ctx.Done():
@@ -135,7 +135,7 @@ func (db *DB) startListener() {
 
 // listenOnce listens on one connection until it fails or ctx ends.
 func (db *DB) listenOnce(ctx context.Context, listening func()) error {
-	c, err := pgx.ConnectConfig(ctx, db.pg.cfg)
+	c, err := pgx.ConnectConfig(ctx, db.pgEngine().cfg)
 	if err != nil {
 		return err
 	}
@@ -149,7 +149,7 @@ func (db *DB) listenOnce(ctx context.Context, listening func()) error {
 		if err != nil {
 			return err
 		}
-		if n.Payload != db.pg.self {
+		if n.Payload != db.pgEngine().self {
 			db.gen.Add(1)
 			// Another process's change, which may be an erasure.
 			db.noticeErasures(ctx)
@@ -165,7 +165,7 @@ func (db *DB) checkVersion(ctx context.Context) {
 	if err := db.read.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM change_version`).Scan(&v); err != nil {
 		return
 	}
-	l := db.pg.listen
+	l := db.pgEngine().listen
 	l.mu.Lock()
 	moved := l.versionKnown && v != l.version
 	l.version, l.versionKnown = v, true

@@ -51,13 +51,9 @@ type pgPresence struct {
 
 // presence returns the key that names this process's claims and the
 // context that ends when they can no longer be recorded. On SQLite there
-// is no presence: 0 and a context that never ends, and claims lapse with
-// their lease.
+// is no presence (sqliteEngine.presence).
 func (db *DB) presence(ctx context.Context) (int64, context.Context, error) {
-	if db.pg == nil {
-		return 0, context.Background(), nil
-	}
-	p := &db.pg.presence
+	p := &db.pgEngine().present
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
@@ -73,7 +69,7 @@ func (db *DB) presence(ctx context.Context) (int64, context.Context, error) {
 		closeSession(p.conn)
 		p.conn = nil
 	}
-	cfg := db.pg.cfg.Copy()
+	cfg := db.pgEngine().cfg.Copy()
 	for k, v := range leaderKeepalives {
 		if _, set := cfg.RuntimeParams[k]; !set {
 			cfg.RuntimeParams[k] = v
@@ -109,7 +105,7 @@ func (db *DB) presence(ctx context.Context) (int64, context.Context, error) {
 // closePresence ends the presence session, for Close. The dispatcher has
 // released its claims by then.
 func (db *DB) closePresence() {
-	p := &db.pg.presence
+	p := &db.pgEngine().present
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
@@ -134,7 +130,7 @@ func (db *DB) closePresence() {
 // was made under a key that was held then: if pg_locks no longer lists it,
 // its session has ended.
 func (db *DB) reapClaims(ctx context.Context, now time.Time, self int64) error {
-	p := &db.pg.presence
+	p := &db.pgEngine().present
 	p.mu.Lock()
 	due := time.Since(p.reaped) >= reapEvery
 	if due {

@@ -30,9 +30,10 @@ import (
 // its count of live rows. SQLite's queries name the indexes they use:
 // there it returns none.
 func (db *DB) TablesWithoutStatistics(ctx context.Context, minRows int64) ([]string, error) {
-	if db.pg == nil {
-		return nil, nil
-	}
+	return db.eng.tablesWithoutStatistics(ctx, minRows)
+}
+
+func (db *DB) pgTablesWithoutStatistics(ctx context.Context, minRows int64) ([]string, error) {
 	// pg_stats rather than the table's last_analyze, which a crash or a
 	// statistics reset forgets while the statistics stay; and rather than
 	// reltuples, which an autovacuum that only vacuumed sets without any.
@@ -60,9 +61,10 @@ func (db *DB) TablesWithoutStatistics(ctx context.Context, minRows int64) ([]str
 // is skipped with a warning, not an error: TablesWithoutStatistics then
 // names it again.
 func (db *DB) AnalyzeTable(ctx context.Context, name string) error {
-	if db.pg == nil {
-		return nil
-	}
+	return db.eng.analyzeTable(ctx, name)
+}
+
+func (db *DB) pgAnalyzeTable(ctx context.Context, name string) error {
 	_, err := db.read.ExecContext(ctx, `ANALYZE `+pgx.Identifier{name}.Sanitize())
 	return err
 }

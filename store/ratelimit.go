@@ -35,22 +35,7 @@ type RateWindow struct {
 
 // SharedRateLimits reports whether the database counts rate limits for
 // every process that uses it: true on PostgreSQL, false on SQLite.
-func (db *DB) SharedRateLimits() bool { return db.pg != nil }
-
-// The statements run on the reader pool, one statement each in a
-// transaction of its own: the writer's one connection carries the group
-// commit, and a request that waits for a claim must not queue behind it.
-const (
-	claimRate = `INSERT INTO rate_limit_windows (app_id, class, minute, used) VALUES (?, ?, ?, ?)
-		ON CONFLICT (app_id, class, minute) DO UPDATE SET used = rate_limit_windows.used + excluded.used
-		WHERE rate_limit_windows.used < ?
-		RETURNING used`
-	// A return first drops what a last claim asked beyond the limit: none
-	// of it was granted.
-	returnRate = `UPDATE rate_limit_windows SET used = CASE WHEN used > ? THEN ? ELSE used END - ?
-		WHERE app_id = ? AND class = ? AND minute = ?`
-	trimRate = `DELETE FROM rate_limit_windows WHERE minute < ?`
-)
+func (db *DB) SharedRateLimits() bool { return db.eng.sharedRateLimits() }
 
 // ClaimRate claims up to want requests of window w for this process,
 // against limit, in one atomic statement. It returns how many it got, 0
@@ -58,15 +43,14 @@ const (
 // process after this claim (at most limit). A want of 1 makes the count
 // exact: each request claims itself.
 func (db *DB) ClaimRate(ctx context.Context, w RateWindow, want, limit int) (got, claimed int, err error) {
-	if db.pg == nil {
+	if !db.eng.sharedRateLimits() {
 		return 0, 0, ErrRateLimitsLocal
 	}
 	if limit <= 0 {
 		return 0, 0, nil
 	}
 	want = max(want, 1)
-	var used int64
-	err = db.read.QueryRowContext(ctx, claimRate, w.App, w.Class, w.Minute, want, limit).Scan(&used)
+	used, err := db.eng.claimRate(ctx, w, want, limit)
 	if errors.Is(err, sql.ErrNoRows) {
 		// The window is full: it has handed out limit or more.
 		return 0, limit, nil
@@ -82,25 +66,17 @@ func (db *DB) ClaimRate(ctx context.Context, w RateWindow, want, limit int) (got
 // and did not use, so that other processes may claim them. limit is the
 // limit they were claimed against.
 func (db *DB) ReturnRate(ctx context.Context, w RateWindow, n, limit int) error {
-	if db.pg == nil {
+	if !db.eng.sharedRateLimits() {
 		return ErrRateLimitsLocal
 	}
 	if n <= 0 {
 		return nil
 	}
-	_, err := db.read.ExecContext(ctx, returnRate, limit, limit, n, w.App, w.Class, w.Minute)
-	return err
+	return db.eng.returnRate(ctx, w, n, limit)
 }
 
 // TrimRateWindows deletes the windows of the minutes before minute, and
 // returns how many it deleted.
 func (db *DB) TrimRateWindows(ctx context.Context, minute int64) (int64, error) {
-	if db.pg == nil {
-		return 0, ErrRateLimitsLocal
-	}
-	r, err := db.read.ExecContext(ctx, trimRate, minute)
-	if err != nil {
-		return 0, err
-	}
-	return r.RowsAffected()
+	return db.eng.trimRateWindows(ctx, minute)
 }

@@ -168,24 +168,20 @@ func (tx *Tx) touchUserLater(appID int64, userID string) {
 	}
 }
 
-// flushUsers writes the queued sightings. On PostgreSQL they go in sorted,
-// so that two processes' group commits lock the same users' rows in one
-// order (see sortAssignments).
+// sortUsers sorts the queued sightings by key, the order of their rows.
+func (tx *Tx) sortUsers() {
+	slices.SortFunc(tx.userOrder, func(a, b userRef) int {
+		return cmp.Or(cmp.Compare(a.appID, b.appID), strings.Compare(a.userID, b.userID))
+	})
+}
+
+// flushUsers writes the queued sightings, in the order the engine's row
+// locks need (engine.insertUsers).
 func (tx *Tx) flushUsers() error {
 	if len(tx.userOrder) == 0 {
 		return nil
 	}
-	if tx.db.dia.lockOrder {
-		slices.SortFunc(tx.userOrder, func(a, b userRef) int {
-			return cmp.Or(cmp.Compare(a.appID, b.appID), strings.Compare(a.userID, b.userID))
-		})
-	}
-	var err error
-	if tx.db.dia.columns {
-		err = tx.flushUsersPG()
-	} else {
-		err = tx.flushUsersSQLite()
-	}
+	err := tx.db.eng.insertUsers(tx)
 	clear(tx.users)
 	tx.userOrder = tx.userOrder[:0]
 	return err
@@ -206,12 +202,7 @@ func (tx *Tx) flushEvents() error {
 	if len(tx.events) == 0 {
 		return nil
 	}
-	var err error
-	if tx.db.dia.columns {
-		err = tx.insertEventsPG()
-	} else {
-		err = tx.insertEventsSQLite()
-	}
+	err := tx.db.eng.insertEvents(tx)
 	if err == nil {
 		for _, e := range tx.events {
 			if u, ok := e.user.(string); ok {
@@ -303,10 +294,7 @@ func (tx *Tx) flushAssignments() error {
 	if err := tx.roundRobin(); err != nil {
 		return err
 	}
-	if tx.db.dia.lockOrder {
-		tx.sortAssignments()
-	}
-	if err := tx.insertAllAssignments(); err != nil {
+	if err := tx.db.eng.insertAssignments(tx); err != nil {
 		return err
 	}
 	if err := tx.recordCovariates(tx.assigns); err != nil {
@@ -379,7 +367,7 @@ func (tx *Tx) roundRobin() error {
 	stored := false
 	for k := range rrs {
 		c := &rrs[k]
-		if err := tx.queryRow(`SELECT rr_next FROM campaigns WHERE id = ?`+tx.db.dia.forUpdate, c.id).Scan(&c.next); err != nil {
+		if err := tx.queryRow(`SELECT rr_next FROM campaigns WHERE id = ?`+tx.db.eng.forUpdate(), c.id).Scan(&c.next); err != nil {
 			return err
 		}
 		found, err := tx.storedAssignments(c.id)
@@ -429,7 +417,7 @@ func (tx *Tx) storedAssignments(campaign int64) (map[string]int64, error) {
 	}
 	list = append(list, ']')
 	tx.runText = list[:0]
-	rows, err := tx.query(`SELECT u.value, a.variant_id FROM `+tx.db.dia.jsonTexts+` JOIN assignments AS a
+	rows, err := tx.query(`SELECT u.value, a.variant_id FROM `+tx.db.eng.jsonTexts()+` JOIN assignments AS a
 		ON a.campaign_id = ? AND a.user_key = u.value`, string(list), campaign)
 	if err != nil {
 		return nil, err
@@ -487,16 +475,6 @@ func (tx *Tx) sortAssignments() {
 
 func comparePending(a, b pendingAssign) int {
 	return cmp.Or(cmp.Compare(a.ref.campaign, b.ref.campaign), strings.Compare(a.ref.key, b.ref.key))
-}
-
-// insertAllAssignments writes the queued assignments and marks those that
-// went in: on PostgreSQL, where RETURNING costs little next to a round
-// trip, in one statement; on SQLite, with a probe first.
-func (tx *Tx) insertAllAssignments() error {
-	if tx.db.dia.columns {
-		return tx.insertAssignmentsPG()
-	}
-	return tx.insertAssignmentsSQLite()
 }
 
 // markInserted marks inserted the queued assignments that rows, the

@@ -121,7 +121,7 @@ func TestMultiRowFailureWritesNothing(t *testing.T) {
 	db, app, _ := mustOpenApp(t, eventsT0)
 	refuse := []string{`CREATE TRIGGER refuse_bad BEFORE INSERT ON events WHEN new.event_id = 'bad'
 		BEGIN SELECT RAISE(FAIL, 'bad event'); END`}
-	if db.pg != nil {
+	if db.pgEngine() != nil {
 		refuse = []string{`CREATE FUNCTION refuse_bad() RETURNS trigger LANGUAGE plpgsql AS
 			'BEGIN RAISE EXCEPTION ''bad event''; END'`,
 			`CREATE TRIGGER refuse_bad BEFORE INSERT ON events FOR EACH ROW WHEN (new.event_id = 'bad') EXECUTE FUNCTION refuse_bad()`}

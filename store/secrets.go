@@ -130,13 +130,9 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 		return 0, err
 	}
 	if n > 0 && ring != nil {
-		// The replaced values' pages also live on in the WAL until a
-		// checkpoint; TRUNCATE copies the zeroed pages into the main file
-		// and empties the WAL. Best effort: a busy reader only delays it.
-		if db.ckpt != nil {
-			_ = db.ckpt.truncate(ctx)
-		}
-		db.compactSecrets(ctx)
+		// The replaced values may live on beside the table (a WAL, old
+		// row versions) until the engine scrubs them.
+		db.eng.scrubReplaced(ctx)
 	}
 	db.secrets = ring
 	return n, nil

@@ -177,7 +177,7 @@ func TestSecretsEncryptedAtRest(t *testing.T) {
 			t.Fatalf("plaintext %q found in the database file while open", s)
 		}
 	}
-	if db.pg == nil {
+	if db.pgEngine() == nil {
 		if _, err := db.write.Exec(`PRAGMA wal_checkpoint(TRUNCATE)`); err != nil {
 			t.Fatal(err)
 		}

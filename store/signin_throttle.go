@@ -89,7 +89,7 @@ func (db *DB) RecordSignInFailure(ctx context.Context, keys ...string) error {
 		// Any process's failure may trim; on PostgreSQL each passes over
 		// the rows another holds, so trimming never waits on it.
 		_, err := tx.exec(`DELETE FROM dashboard_signin_failures WHERE key IN (
-			SELECT key FROM dashboard_signin_failures WHERE first_at <= ? ORDER BY first_at LIMIT ?`+tx.db.dia.skipLocked+`)`,
+			SELECT key FROM dashboard_signin_failures WHERE first_at <= ? ORDER BY first_at LIMIT ?`+tx.db.eng.skipLocked()+`)`,
 			ended, signInTrimBatch)
 		return err
 	})

@@ -112,11 +112,12 @@ func openSQLite(ctx context.Context, path string, up bool, opts Options) (*DB, e
 	r.SetMaxIdleConns(n)
 	r.SetConnMaxLifetime(0)
 
-	db := &DB{write: w, read: r, path: path, Now: time.Now, lockWait: writeLockWait, timeout: opts.Timeout, dia: &sqliteDialect}
+	db := &DB{write: w, read: r, path: path, Now: time.Now, lockWait: writeLockWait, timeout: opts.Timeout}
+	db.eng = sqliteEngine{db}
 	db.eraser = sqliteEraser{db}
 	db.lead.log = opts.Log
 	db.wstmts, db.rstmts = newStmtCache(w, true), newStmtCache(r, false)
-	db.wstmts.dia, db.rstmts.dia = db.dia, db.dia
+	db.wstmts.eng, db.rstmts.eng = db.eng, db.eng
 	// The group commit's multi-row inserts are prepared while the writer is
 	// free: once it is busy, a statement prepared in the background can
 	// wait long for it, and each of these is costly to parse.

@@ -62,7 +62,7 @@ func (e sqliteEraser) userEvents(tx *Tx, appID int64, userID string) (int64, err
 	}
 	// The user_id condition keeps an id the index got wrong from taking
 	// another user's event.
-	res, err := tx.exec(`DELETE FROM events WHERE id IN (`+tx.db.dia.jsonIDs+`) AND app_id = ? AND user_id = ?`, string(list), appID, userID)
+	res, err := tx.exec(`DELETE FROM events WHERE id IN (`+tx.db.eng.jsonIDs()+`) AND app_id = ? AND user_id = ?`, string(list), appID, userID)
 	if err != nil {
 		return 0, err
 	}

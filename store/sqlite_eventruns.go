@@ -171,9 +171,6 @@ func (tx *Tx) indexRuns(rows []indexRow) error {
 // done remembers, across one pass's batches, the key of the last run each
 // user and event id had taken out: events up to it need no search.
 func (tx *Tx) expireFromRuns(appID, cutoff int64, batch []expiring, done map[runGroup]tailEvent) error {
-	if !tx.db.dia.eventIndex {
-		return nil
-	}
 	slices.SortFunc(batch, func(a, b expiring) int {
 		return indexRow{userRef{appID, a.user}, a.tailEvent}.compare(indexRow{userRef{appID, b.user}, b.tailEvent})
 	})

@@ -33,7 +33,7 @@ func logManyEvents(tb testing.TB, db *DB, app int64, n, users int) {
 func TestTablesWithoutStatistics(t *testing.T) {
 	ctx := context.Background()
 	db, app, _ := mustOpenApp(t, eventsT0)
-	if db.pg != nil {
+	if db.pgEngine() != nil {
 		// A server's autovacuum must not gather them first.
 		if _, err := db.write.ExecContext(ctx, `ALTER TABLE events SET (autovacuum_enabled = false)`); err != nil {
 			t.Fatal(err)
@@ -41,7 +41,7 @@ func TestTablesWithoutStatistics(t *testing.T) {
 	}
 	logManyEvents(t, db, app, 1200, 400)
 
-	if db.pg == nil {
+	if db.pgEngine() == nil {
 		names, err := db.TablesWithoutStatistics(ctx, 1)
 		if err != nil || len(names) != 0 {
 			t.Fatalf("SQLite: %q, %v; want none", names, err)
@@ -83,7 +83,7 @@ func TestTablesWithoutStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	plan := queryPlan(t, conn, `EXPLAIN `+db.dia.covariateEvents['u'], `["u-1","u-2"]`, app, "buy", 0)
+	plan := queryPlan(t, conn, `EXPLAIN `+db.eng.covariateEvents('u'), `["u-1","u-2"]`, app, "buy", 0)
 	if !strings.Contains(plan, "events_app_user") {
 		t.Errorf("covariate plan %q: want the index of events by user", plan)
 	}

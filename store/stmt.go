@@ -20,9 +20,9 @@ import (
 type stmtCache struct {
 	pool       *sql.DB
 	background bool // prepare misses in the background (the writer)
-	// dia is the pool's store's dialect, for the queries that run on a
+	// eng is the pool's store's engine, for the queries that run on a
 	// conn.
-	dia *dialect
+	eng engine
 	// off leaves statements to the driver: pgx prepares and caches each
 	// connection's statements by itself.
 	off bool
@@ -107,9 +107,6 @@ type conn struct {
 	stmts *stmtCache
 	tx    *sql.Tx // nil: run on the pool itself
 }
-
-// dia is the dialect of the store the conn belongs to.
-func (c conn) dia() *dialect { return c.stmts.dia }
 
 // prepared returns the ready statement for q, bound to the transaction if
 // there is one, or nil.
@@ -217,13 +214,7 @@ func (tx *Tx) flushCounts() error {
 	// on one PostgreSQL database, each locking the other's next row, would
 	// deadlock.
 	ids := slices.Sorted(maps.Keys(tx.counts))
-	var err error
-	if tx.db.dia.columns {
-		err = tx.flushCountsPG(ids) // one statement: see postgres_counts.go
-	} else {
-		err = tx.flushCountsEach(ids)
-	}
-	if err != nil {
+	if err := tx.db.eng.flushCounts(tx, ids); err != nil {
 		return err
 	}
 	clear(tx.counts)

@@ -66,7 +66,7 @@ func tableExists(tb testing.TB, db *DB, name string) bool {
 	tb.Helper()
 	var n int
 	q := `SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?`
-	if db.pg != nil {
+	if db.pgEngine() != nil {
 		q = `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = ?`
 	}
 	if err := db.read.QueryRow(q, name).Scan(&n); err != nil {

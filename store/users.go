@@ -93,7 +93,7 @@ func (tx *Tx) mergeUser(appID int64, userID string, attrs map[string]any) error 
 		return nil
 	}
 	_, err = tx.exec(`INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (app_id, user_id) DO UPDATE SET attributes = excluded.attributes, last_seen = `+tx.db.dia.greatest+`(users.last_seen, excluded.last_seen)`,
+		ON CONFLICT (app_id, user_id) DO UPDATE SET attributes = excluded.attributes, last_seen = `+tx.db.eng.greatest()+`(users.last_seen, excluded.last_seen)`,
 		appID, userID, string(b), now, now)
 	return err
 }

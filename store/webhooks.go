@@ -589,7 +589,7 @@ func deliveryAttempts(q conn, list []*Delivery) error {
 		byID[d.ID], ids[i] = d, d.ID
 	}
 	rows, err := q.query(`SELECT delivery_id, at, response_status, error, duration_ms FROM webhook_attempts
-		WHERE delivery_id IN (`+q.dia().jsonIDs+`) ORDER BY id`, jsonIDs(ids))
+		WHERE delivery_id IN (`+q.stmts.eng.jsonIDs()+`) ORDER BY id`, jsonIDs(ids))
 	if err != nil {
 		return err
 	}
