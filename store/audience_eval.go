@@ -166,7 +166,9 @@ func (db *DB) loadAudienceUser(q conn, appID, id int64, userID string) (audience
 // user's events of the referenced ids (one indexed query, bounded by the
 // widest time window when there is one) only when the definition has event
 // rules. An unknown user matches nothing: audiences count known users.
-func matchUser(q conn, tail *eventIndexer, r audienceUser, appID int64, userID string, now time.Time) (bool, error) {
+// tail, on the writer, is the engine whose events by user the query may
+// not see yet (engine.unindexedEvents); nil on a reader.
+func matchUser(q conn, tail engine, r audienceUser, appID int64, userID string, now time.Time) (bool, error) {
 	if !r.knownUser {
 		return false, nil
 	}
@@ -180,7 +182,7 @@ func matchUser(q conn, tail *eventIndexer, r audienceUser, appID int64, userID s
 // userFacts reads what a loaded audience's rules look at for its user. On
 // the writer, tail is the event indexer, which holds the events that
 // event_users lacks; readers pass nil and read those from their snapshot.
-func userFacts(q conn, tail *eventIndexer, r audienceUser, appID int64, userID string, now time.Time) (map[string]any, rules.Facts, error) {
+func userFacts(q conn, tail engine, r audienceUser, appID int64, userID string, now time.Time) (map[string]any, rules.Facts, error) {
 	c := r.c
 	var attrs map[string]any
 	if c.needsAttrs {
@@ -205,7 +207,7 @@ func userFacts(q conn, tail *eventIndexer, r audienceUser, appID int64, userID s
 				args = append(args, args...)
 			}
 		} else {
-			tail.tail(appID, userID, func(e tailEvent) {
+			tail.unindexedEvents(appID, userID, func(e tailEvent) {
 				if slices.Contains(c.eventIDs, e.eventID) && (!c.bounded || e.ts >= since) {
 					recent = append(recent, e)
 				}
@@ -275,7 +277,7 @@ func (tx *Tx) userInAudience(appID, audienceID int64, userID string) (bool, erro
 	if err != nil || !r.found || r.status != AudienceActive {
 		return false, err
 	}
-	return matchUser(tx.conn, &tx.db.ix, r, appID, userID, tx.now)
+	return matchUser(tx.conn, tx.db.eng, r, appID, userID, tx.now)
 }
 
 type recountJob struct {

@@ -47,10 +47,7 @@ func findPage[T any](ctx context.Context, db *DB, from, columns, where string, a
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+where, args...).Scan(&total); err != nil {
 		return nil, Pagination{}, err
 	}
-	order := "id"
-	if i := strings.LastIndexByte(from, ' '); i > 0 {
-		order = from[i+1:] + ".id"
-	}
+	order := pageOrder(from)
 	rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM `+from+` WHERE `+where+` ORDER BY `+order+` DESC LIMIT ? OFFSET ?`,
 		append(args, o.Limit, o.offset())...)
 	if err != nil {
@@ -66,4 +63,13 @@ func findPage[T any](ctx context.Context, db *DB, from, columns, where string, a
 		list = append(list, v)
 	}
 	return list, newPagination(o, total), rows.Err()
+}
+
+// pageOrder is the column findPage orders from's rows by: their id,
+// qualified by from's alias when it has one.
+func pageOrder(from string) string {
+	if i := strings.LastIndexByte(from, ' '); i > 0 {
+		return from[i+1:] + ".id"
+	}
+	return "id"
 }
