@@ -18,13 +18,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	// registers the cgo-free "sqlite" driver
 
 	"github.com/golang-migrate/migrate/v4"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/jackc/pgx/v5/stdlib"
-	// registers the cgo-free "sqlite" driver
+
 	"service/keyring"
 	"service/netpolicy"
+	"service/store/postgres"
 )
 
 // DB is the service's database, in one SQLite file or in PostgreSQL: one
@@ -432,11 +432,7 @@ func (tx *Tx) insertID(q string, args ...any) (int64, error) {
 // database in a state no store method reaches.
 func OpenSQL(target string) (*sql.DB, error) {
 	if IsPostgresURL(target) {
-		cfg, err := pgxpool.ParseConfig(target)
-		if err != nil {
-			return nil, err
-		}
-		return sql.OpenDB(rebindConnector{stdlib.GetConnector(*cfg.ConnConfig)}), nil
+		return postgres.OpenSQL(target)
 	}
 	return sql.Open("sqlite", DSN(target))
 }

@@ -15,6 +15,16 @@ import (
 // advisory lock on PostgreSQL (postgres_leader.go). Each scheduled change
 // is also a conditional update, so a second mover would find it done.
 
+const (
+	// leaderRetry is how often a process that does not lead asks again.
+	leaderRetry = 500 * time.Millisecond
+	// leaderCheck is how often the leader makes sure its lock still holds,
+	// and leaderCheckTimeout how long one check may take before the lock
+	// counts as lost.
+	leaderCheck        = time.Second
+	leaderCheckTimeout = 2 * time.Second
+)
+
 // ErrNotLeader is the error of a write made under a leadership that has
 // ended: the process that made it no longer leads, so the write is not
 // made.

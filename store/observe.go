@@ -72,3 +72,19 @@ func (db *DB) DeliveryBacklog(ctx context.Context) (pending int64, oldest time.T
 func (db *DB) FileSizes() (main, wal int64, err error) {
 	return db.eng.fileSizes()
 }
+
+// TablesWithoutStatistics returns the service's tables that PostgreSQL
+// holds no column statistics for and that hold at least minRows rows, by
+// its count of live rows (see store/postgres/stats.go). SQLite's queries
+// name the indexes they use: there it returns none.
+func (db *DB) TablesWithoutStatistics(ctx context.Context, minRows int64) ([]string, error) {
+	return db.eng.tablesWithoutStatistics(ctx, minRows)
+}
+
+// AnalyzeTable has PostgreSQL gather the statistics of a table that
+// TablesWithoutStatistics named. A table the database role does not own
+// is skipped with a warning, not an error: TablesWithoutStatistics then
+// names it again.
+func (db *DB) AnalyzeTable(ctx context.Context, name string) error {
+	return db.eng.analyzeTable(ctx, name)
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/golang-migrate/migrate/v4"
 
 	"service/migrations"
+	"service/store/postgres"
 )
 
 // The PostgreSQL store's engine (see engine). Unlike SQLite's one writer
@@ -28,7 +29,7 @@ func (db *DB) pgEngine() *postgresEngine {
 
 func (*postgresEngine) migrations() fs.FS { return migrations.Postgres }
 
-func (e *postgresEngine) migrator() (*migrate.Migrate, error) { return e.db.pgMigrator() }
+func (e *postgresEngine) migrator() (*migrate.Migrate, error) { return postgres.Migrator(e.cfg) }
 
 func (e *postgresEngine) close() {
 	db := e.db
@@ -56,12 +57,7 @@ func (*postgresEngine) commit(tx *Tx, _ int) error {
 	return tx.commitConn()
 }
 
-// lostToConcurrent: a row this transaction inserted was inserted and
-// committed by another process first (a logId sent to two replicas at
-// once), or the two waited for each other's row locks.
-func (*postgresEngine) lostToConcurrent(err error) bool {
-	return isPGCode(err, pgUniqueViolation) || isPGCode(err, pgDeadlockDetected) || isPGCode(err, pgSerializationFailure)
-}
+func (*postgresEngine) lostToConcurrent(err error) bool { return postgres.LostToConcurrent(err) }
 
 // insertUsers sorts the sightings first, so that two processes' group
 // commits lock the same users' rows in one order (see sortAssignments),
@@ -249,11 +245,11 @@ func (e *postgresEngine) fileSizes() (main, wal int64, err error) {
 }
 
 func (e *postgresEngine) tablesWithoutStatistics(ctx context.Context, minRows int64) ([]string, error) {
-	return e.db.pgTablesWithoutStatistics(ctx, minRows)
+	return postgres.TablesWithoutStatistics(ctx, e.db.read, minRows)
 }
 
 func (e *postgresEngine) analyzeTable(ctx context.Context, name string) error {
-	return e.db.pgAnalyzeTable(ctx, name)
+	return postgres.Analyze(ctx, e.db.read, name)
 }
 
 // SQL fragments.

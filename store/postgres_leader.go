@@ -4,9 +4,10 @@ import (
 	"context"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"service/store/postgres"
 )
 
 // Leader election on PostgreSQL: the leader is the process whose session
@@ -20,32 +21,6 @@ import (
 // connection goes back to the pool between statements, and the lock would
 // go with it. Behind PgBouncer it must be a direct or session-mode
 // connection for the same reason.
-
-// leaderLockKey is the advisory lock that is the leadership, in the
-// database's own lock space (advisory locks are per database). It fits in
-// 32 bits, so pg_locks shows it as objid with classid 0.
-const leaderLockKey = 0x5ce0_1ead
-
-const (
-	// leaderRetry is how often a process that does not lead asks again.
-	leaderRetry = 500 * time.Millisecond
-	// leaderCheck is how often the leader makes sure its session is alive,
-	// and leaderCheckTimeout how long one check may take before the
-	// session counts as lost.
-	leaderCheck        = time.Second
-	leaderCheckTimeout = 2 * time.Second
-)
-
-// leaderKeepalives are the server's TCP keepalive settings for the leader's
-// session, unless the URL sets them: a leader whose machine vanished
-// without closing its connections holds the lock until the server gives up
-// on its session, after about idle + interval × count seconds (8 s) of
-// silence rather than the system's default of two hours.
-var leaderKeepalives = map[string]string{
-	"tcp_keepalives_idle":     "5",
-	"tcp_keepalives_interval": "1",
-	"tcp_keepalives_count":    "3",
-}
 
 // pgLease names the session that holds the lock, for the check that fenced
 // transactions make (checkLease).
@@ -84,22 +59,16 @@ func (db *DB) tryLead(ctx context.Context) (*Leadership, error) {
 	}
 	c := pl.idle
 	if c == nil {
-		cfg := db.pgEngine().cfg.Copy()
-		for k, v := range leaderKeepalives {
-			if _, set := cfg.RuntimeParams[k]; !set {
-				cfg.RuntimeParams[k] = v
-			}
-		}
 		var err error
-		if c, err = pgx.ConnectConfig(ctx, cfg); err != nil {
+		if c, err = postgres.LockSession(ctx, db.pgEngine().cfg); err != nil {
 			return nil, err
 		}
 		pl.idle = c
 	}
-	var ok bool
-	if err := c.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, int64(leaderLockKey)).Scan(&ok); err != nil {
+	ok, err := postgres.TryAdvisoryLock(ctx, c, postgres.LeaderLockKey)
+	if err != nil {
 		pl.idle = nil
-		closeSession(c)
+		postgres.CloseSession(c)
 		return nil, err
 	}
 	if !ok {
@@ -115,7 +84,7 @@ func (db *DB) tryLead(ctx context.Context) (*Leadership, error) {
 		<-done
 		// Closing the session gives the lock back, whether or not the
 		// session still lived.
-		closeSession(c)
+		postgres.CloseSession(c)
 		db.leading.Store(false)
 		pl.mu.Lock()
 		if pl.held == l {
@@ -139,39 +108,15 @@ func (db *DB) watchLeadership(c *pgx.Conn, lost context.CancelFunc, stop <-chan 
 	}, stop, done)
 }
 
-// watchSession pings a session that holds a lock every leaderCheck until
-// stop closes, and calls lost, once, when a ping fails or takes longer
-// than leaderCheckTimeout: from then on PostgreSQL may have released the
-// lock, and another process may act on that. It closes done on return.
+// watchSession watches a session that holds a lock (postgres.Watch), and
+// logs msg when it is lost.
 func (db *DB) watchSession(c *pgx.Conn, msg string, lost func(), stop <-chan struct{}, done chan<- struct{}) {
-	defer close(done)
-	t := time.NewTicker(leaderCheck)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
+	postgres.Watch(c, leaderCheck, leaderCheckTimeout, func(err error) {
+		if e := db.pgEngine(); e.log != nil {
+			e.log.Warn(msg, "db", e.where, "err", err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), leaderCheckTimeout)
-		err := c.Ping(ctx)
-		cancel()
-		if err != nil {
-			if db.pgEngine().log != nil {
-				db.pgEngine().log.Warn(msg, "db", db.pgEngine().where, "err", err)
-			}
-			lost()
-			return
-		}
-	}
-}
-
-// closeSession ends a session, giving up soon on a server that does not
-// answer: the socket closes either way.
-func closeSession(c *pgx.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = c.Close(ctx)
+		lost()
+	}, stop, done)
 }
 
 // closeLeader releases the leadership this process holds and ends the
@@ -187,7 +132,7 @@ func (db *DB) closeLeader() {
 		held.Release()
 	}
 	if idle != nil {
-		closeSession(idle)
+		postgres.CloseSession(idle)
 	}
 }
 
@@ -201,7 +146,7 @@ func (tx *Tx) checkLease(l *pgLease) error {
 	err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
 		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
 		AND classid = 0 AND objid = CAST(CAST(? AS BIGINT) AS OID) AND objsubid = 1 AND pid = CAST(? AS INTEGER) AND granted)`,
-		int64(leaderLockKey), int64(l.pid)).Scan(&held)
+		int64(postgres.LeaderLockKey), int64(l.pid)).Scan(&held)
 	if err != nil {
 		return err
 	}

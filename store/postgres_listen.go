@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"service/store/postgres"
 )
 
 // changesChannel is the NOTIFY channel of committed changes to what the
@@ -129,32 +129,18 @@ func (db *DB) startListener() {
 	// the listener's loop instead of failing the start.
 	select {
 	case <-ready:
-	case <-time.After(connectTimeout):
+	case <-time.After(postgres.ConnectTimeout):
 	}
 }
 
 // listenOnce listens on one connection until it fails or ctx ends.
 func (db *DB) listenOnce(ctx context.Context, listening func()) error {
-	c, err := pgx.ConnectConfig(ctx, db.pgEngine().cfg)
-	if err != nil {
-		return err
-	}
-	defer c.Close(context.Background())
-	if _, err := c.Exec(ctx, `LISTEN `+changesChannel); err != nil {
-		return err
-	}
-	listening()
-	for {
-		n, err := c.WaitForNotification(ctx)
-		if err != nil {
-			return err
-		}
-		if n.Payload != db.pgEngine().self {
-			db.gen.Add(1)
-			// Another process's change, which may be an erasure.
-			db.noticeErasures(ctx)
-		}
-	}
+	e := db.pgEngine()
+	return postgres.Listen(ctx, e.cfg, changesChannel, e.self, listening, func() {
+		db.gen.Add(1)
+		// Another process's change, which may be an erasure.
+		db.noticeErasures(ctx)
+	})
 }
 
 // checkVersion reads the change counter and starts the caches over when it

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"service/store/postgres"
 )
 
 // Presence on PostgreSQL: a process that claims webhook deliveries holds a
@@ -25,11 +27,6 @@ import (
 // sends are cut short before, or as soon as, another process may take them
 // back; its next claim opens a new session under a new key. Behind
 // PgBouncer the session must be direct or session-mode, as the leader's.
-
-// presenceKeyClass is the high half of every presence key: advisory locks
-// with a 64-bit key show it as classid in pg_locks, and the leader's lock
-// has classid 0, so the two can never be mistaken.
-const presenceKeyClass = 0x5e7c
 
 // reapEvery bounds how often one process looks for dead processes' claims.
 const reapEvery = 500 * time.Millisecond
@@ -66,26 +63,20 @@ func (db *DB) presence(ctx context.Context) (int64, context.Context, error) {
 		// The watcher found the session lost and ended live; it is
 		// closed here, once, before a new one replaces it.
 		<-p.done
-		closeSession(p.conn)
+		postgres.CloseSession(p.conn)
 		p.conn = nil
 	}
-	cfg := db.pgEngine().cfg.Copy()
-	for k, v := range leaderKeepalives {
-		if _, set := cfg.RuntimeParams[k]; !set {
-			cfg.RuntimeParams[k] = v
-		}
-	}
-	c, err := pgx.ConnectConfig(ctx, cfg)
+	c, err := postgres.LockSession(ctx, db.pgEngine().cfg)
 	if err != nil {
 		return 0, nil, err
 	}
 	for {
 		var b [4]byte
 		_, _ = rand.Read(b[:])
-		key := presenceKeyClass<<32 | int64(binary.BigEndian.Uint32(b[:]))
-		var ok bool
-		if err := c.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, key).Scan(&ok); err != nil {
-			closeSession(c)
+		key := postgres.PresenceKeyClass<<32 | int64(binary.BigEndian.Uint32(b[:]))
+		ok, err := postgres.TryAdvisoryLock(ctx, c, key)
+		if err != nil {
+			postgres.CloseSession(c)
 			return 0, nil, err
 		}
 		if ok {
@@ -115,7 +106,7 @@ func (db *DB) closePresence() {
 	close(p.stop)
 	<-p.done
 	p.lost()
-	closeSession(p.conn)
+	postgres.CloseSession(p.conn)
 	p.conn = nil
 }
 

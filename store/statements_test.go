@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"service/internal/pgtest"
+	"service/store/postgres"
 )
 
 // The statement registry: every SQL text the store runs, named by the
@@ -87,14 +88,28 @@ type source struct {
 	files  map[string]*ast.File
 	consts map[string]ast.Expr
 	funcs  map[string][]*ast.FuncDecl // by name, methods and functions alike
+	pkg    map[*ast.FuncDecl]string   // "" for package store's, else "sqlite." or "postgres."
+}
+
+// pkgOf is the prefix of the names of a file's package: "" for package
+// store, "postgres." for store/postgres.
+func pkgOf(file string) string {
+	if dir := filepath.Dir(file); dir != "." {
+		return dir + "."
+	}
+	return ""
 }
 
 func parseStore(t *testing.T) *source {
 	t.Helper()
-	src := &source{fset: token.NewFileSet(), files: map[string]*ast.File{}, consts: map[string]ast.Expr{}, funcs: map[string][]*ast.FuncDecl{}}
-	names, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
+	src := &source{fset: token.NewFileSet(), files: map[string]*ast.File{}, consts: map[string]ast.Expr{}, funcs: map[string][]*ast.FuncDecl{}, pkg: map[*ast.FuncDecl]string{}}
+	var names []string
+	for _, dir := range []string{".", "sqlite", "postgres"} {
+		m, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, m...)
 	}
 	for _, name := range names {
 		if strings.HasSuffix(name, "_test.go") {
@@ -109,6 +124,7 @@ func parseStore(t *testing.T) *source {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
 				src.funcs[d.Name.Name] = append(src.funcs[d.Name.Name], d)
+				src.pkg[d] = pkgOf(name)
 			case *ast.GenDecl:
 				if d.Tok != token.CONST && d.Tok != token.VAR {
 					continue
@@ -117,7 +133,7 @@ func parseStore(t *testing.T) *source {
 					vs := s.(*ast.ValueSpec)
 					for i, n := range vs.Names {
 						if i < len(vs.Values) {
-							src.consts[n.Name] = vs.Values[i]
+							src.consts[pkgOf(name)+n.Name] = vs.Values[i]
 						}
 					}
 				}
@@ -142,7 +158,7 @@ func registry(t *testing.T) (list []statement, unbuilt []string) {
 			if !ok || fd.Body == nil {
 				continue
 			}
-			fname := funcName(fd)
+			fname := pkgOf(file) + funcName(fd)
 			params := paramNames(fd)
 			locals := localAssignments(fd.Body)
 			n := 0
@@ -175,7 +191,7 @@ func registry(t *testing.T) (list []statement, unbuilt []string) {
 						}
 						texts = build(e.eng)
 					} else {
-						ev := &evaluator{src: src, eng: e.eng, locals: locals}
+						ev := &evaluator{src: src, eng: e.eng, locals: locals, pkg: pkgOf(file)}
 						texts, ok = ev.eval(arg)
 						if !ok {
 							// Built from the function's parameters: spelled
@@ -327,6 +343,8 @@ type evaluator struct {
 	locals map[string][]assignment
 	// bound are the values of a function's parameters at one call.
 	bound map[string][]string
+	// pkg is the prefix of the package's names (pkgOf).
+	pkg string
 }
 
 // eval returns every text e can be (for a variable given several values or
@@ -380,6 +398,13 @@ func (ev *evaluator) eval(e ast.Expr) ([]string, bool) {
 		}
 		return out, true
 	case *ast.SelectorExpr:
+		// A name of an engine's package.
+		if pkg, ok := x.X.(*ast.Ident); ok && (pkg.Name == "sqlite" || pkg.Name == "postgres") {
+			if v, ok := ev.src.consts[pkg.Name+"."+x.Sel.Name]; ok {
+				inner := &evaluator{src: ev.src, eng: ev.eng, pkg: pkg.Name + "."}
+				return inner.eval(v)
+			}
+		}
 		return ev.field(x)
 	case *ast.Ident:
 		if vs, ok := ev.bound[x.Name]; ok {
@@ -391,8 +416,8 @@ func (ev *evaluator) eval(e ast.Expr) ([]string, bool) {
 		if v, ok := builtValues[x.Name]; ok {
 			return []string{v}, true
 		}
-		if v, ok := ev.src.consts[x.Name]; ok {
-			inner := &evaluator{src: ev.src, eng: ev.eng}
+		if v, ok := ev.src.consts[ev.pkg+x.Name]; ok {
+			inner := &evaluator{src: ev.src, eng: ev.eng, pkg: ev.pkg}
 			return inner.eval(v)
 		}
 		return nil, false
@@ -457,7 +482,7 @@ func (ev *evaluator) literal(e ast.Expr) ast.Expr {
 	if as := ev.locals[id.Name]; len(as) == 1 {
 		return as[0].expr
 	}
-	if v, ok := ev.src.consts[id.Name]; ok {
+	if v, ok := ev.src.consts[ev.pkg+id.Name]; ok {
 		return v
 	}
 	return e
@@ -534,14 +559,14 @@ func (ev *evaluator) viaCallers(fd *ast.FuncDecl, e ast.Expr) ([]string, bool) {
 					return true
 				}
 				calls++
-				at := &evaluator{src: ev.src, eng: ev.eng, locals: locals}
+				at := &evaluator{src: ev.src, eng: ev.eng, locals: locals, pkg: ev.src.pkg[caller]}
 				bound := map[string][]string{}
 				for i, name := range names {
 					if v, spelled := at.eval(call.Args[i]); spelled {
 						bound[name] = v
 					}
 				}
-				inner := &evaluator{src: ev.src, eng: ev.eng, locals: ev.locals, bound: bound}
+				inner := &evaluator{src: ev.src, eng: ev.eng, locals: ev.locals, bound: bound, pkg: ev.pkg}
 				v, spelled := inner.eval(e)
 				if !spelled {
 					ok = false
@@ -585,11 +610,6 @@ var textFuncs = map[string]func(string) string{"pageOrder": pageOrder}
 // representative form of each shape they are built in: what the source
 // alone cannot spell.
 var builtStatements = map[string]func(engine) []string{
-	// The driver's own methods, which rewrite a text their caller gave.
-	"rebindConn.Prepare#1":        nil,
-	"rebindConn.PrepareContext#1": nil,
-	"rebindConn.ExecContext#1":    nil,
-	"rebindConn.QueryContext#1":   nil,
 	// The group commit's multi-row statements, in every row count.
 	"Tx.execRows#1": func(engine) []string {
 		return slices.Concat(multiRowTexts(usersInsert), multiRowTexts(assignInsert), multiRowTexts(eventsInsert))
@@ -658,8 +678,13 @@ var builtStatements = map[string]func(engine) []string{
 		return []string{`SELECT key, first_at, failures FROM dashboard_signin_failures
 		WHERE first_at > ? AND key IN (?, ?)`}
 	},
-	"DB.pgAnalyzeTable#1": func(engine) []string { return []string{`ANALYZE "events"`} },
-	"ReadWatermark#3":     func(engine) []string { return []string{`SELECT max(rowid) FROM "events"`} },
+	"postgres.Analyze#1": func(engine) []string { return []string{`ANALYZE "events"`} },
+	// The driver's own methods, which rewrite a text their caller gave.
+	"postgres.rebindConn.Prepare#1":        nil,
+	"postgres.rebindConn.PrepareContext#1": nil,
+	"postgres.rebindConn.ExecContext#1":    nil,
+	"postgres.rebindConn.QueryContext#1":   nil,
+	"ReadWatermark#3":                      func(engine) []string { return []string{`SELECT max(rowid) FROM "events"`} },
 }
 
 // multiRowTexts are the texts of m, one per row count.
@@ -680,7 +705,7 @@ func TestStatementRegistry(t *testing.T) {
 		t.Errorf("%s: its SQL is built at run time; register its built forms in builtStatements (statements_test.go)", d)
 	}
 	for name := range builtStatements {
-		if !slices.ContainsFunc(list, func(s statement) bool { return s.name == name }) && !strings.HasPrefix(name, "rebindConn.") {
+		if !slices.ContainsFunc(list, func(s statement) bool { return s.name == name }) && builtStatements[name] != nil {
 			t.Errorf("builtStatements names %s, which runs no statement: remove it or rename it after its function", name)
 		}
 	}
@@ -692,7 +717,7 @@ func TestStatementRegistry(t *testing.T) {
 			texts := st.text[e.name]
 			for i, q := range texts {
 				if e.name == "postgres" {
-					if r, _, err := rebindText(q); err == nil {
+					if r, _, err := postgres.RebindText(q); err == nil {
 						q = r
 					}
 				}

@@ -9,6 +9,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"service/store/postgres"
 )
 
 // DefaultTimeout bounds the database work of one request, pool waits
@@ -36,5 +38,5 @@ func IsUnavailable(err error) bool {
 		errors.As(err, &ne):
 		return true
 	}
-	return pgUnavailable(err) || isBusy(err)
+	return postgres.Unavailable(err) || isBusy(err)
 }

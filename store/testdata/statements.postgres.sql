@@ -877,6 +877,21 @@ SELECT pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST($1 AS TEXT) AS xid8)
 -- DB.compactSecrets#3 (postgres.go)
 VACUUM (FULL) webhooks;
 
+-- postgres.TryAdvisoryLock#1 (postgres/session.go)
+SELECT pg_try_advisory_lock($1);
+
+-- postgres.Listen#1 (postgres/session.go)
+LISTEN service_changes;
+
+-- postgres.TablesWithoutStatistics#1 (postgres/stats.go)
+SELECT t.relname FROM pg_stat_user_tables t
+		WHERE t.schemaname = current_schema() AND t.n_live_tup >= $1
+			AND NOT EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = t.schemaname AND s.tablename = t.relname)
+		ORDER BY t.relname;
+
+-- postgres.Analyze#1 (postgres/stats.go)
+ANALYZE "events";
+
 -- Tx.flushCountsPG#1 (postgres_counts.go)
 WITH d (id, i, c, x, xx, xy) AS (
 		SELECT * FROM unnest(CAST($1 AS BIGINT[]), CAST($2 AS BIGINT[]), CAST($3 AS BIGINT[]), CAST($4 AS BIGINT[]), CAST($5 AS BIGINT[]), CAST($6 AS BIGINT[]))
@@ -916,9 +931,6 @@ DELETE FROM rate_limit_windows WHERE minute < $1;
 -- postgresEngine.fileSizes#1 (postgres_engine.go)
 SELECT pg_database_size(current_database());
 
--- DB.tryLead#1 (postgres_leader.go)
-SELECT pg_try_advisory_lock($1);
-
 -- Tx.checkLease#1 (postgres_leader.go)
 SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
 		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
@@ -931,14 +943,8 @@ INSERT INTO change_version (id, version) VALUES (1, 1)
 -- Tx.notifyChanged#2 (postgres_listen.go)
 SELECT pg_notify('service_changes', $1);
 
--- DB.listenOnce#1 (postgres_listen.go)
-LISTEN service_changes;
-
 -- DB.checkVersion#1 (postgres_listen.go)
 SELECT COALESCE(MAX(version), 0) FROM change_version;
-
--- DB.presence#1 (postgres_presence.go)
-SELECT pg_try_advisory_lock($1);
 
 -- DB.reapClaims#1 (postgres_presence.go)
 UPDATE webhook_deliveries SET claimed_until = NULL, claimed_by = NULL
@@ -966,15 +972,6 @@ INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts)
 	FROM unnest(CAST($2 AS BIGINT[]), CAST($3 AS TEXT[]), CAST($4 AS TEXT[]), CAST($5 AS TEXT[]), CAST($6 AS TEXT[]), CAST($7 AS TEXT[]))
 		AS r(app_id, event_id, user_id, session_id, metadata, log_id)
 	RETURNING id;
-
--- DB.pgTablesWithoutStatistics#1 (postgres_stats.go)
-SELECT t.relname FROM pg_stat_user_tables t
-		WHERE t.schemaname = current_schema() AND t.n_live_tup >= $1
-			AND NOT EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = t.schemaname AND s.tablename = t.relname)
-		ORDER BY t.relname;
-
--- DB.pgAnalyzeTable#1 (postgres_stats.go)
-ANALYZE "events";
 
 -- Tx.flushHours#1 (results.go)
 INSERT INTO campaign_variant_hours (variant_id, hour, impressions, conversions) VALUES ($1, $2, $3, $4)

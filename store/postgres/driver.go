@@ -1,4 +1,10 @@
-package store
+// Package postgres is the store's PostgreSQL engine below the domain: the
+// connections (pools on pgx, with the ? placeholders rewritten), the
+// migrator, the sessions that hold advisory locks, what PostgreSQL's
+// errors mean, and the statements only PostgreSQL runs. Package store
+// calls it through its engine (store/postgres_engine.go); nothing here
+// knows the domain.
+package postgres
 
 import (
 	"context"
@@ -18,20 +24,32 @@ import (
 // Rewritten texts are kept, so a statement seen before costs one map
 // lookup and pgx finds its prepared form in its statement cache.
 
-// rebindConnector wraps pgx's connector.
-type rebindConnector struct{ driver.Connector }
+// Connector wraps pgx's connector so that its connections rewrite ?
+// placeholders. inputError maps the error of a statement the server
+// refused for its input (see ErrNUL) to the caller's own.
+func Connector(c driver.Connector, inputError func(error) error) driver.Connector {
+	return rebindConnector{c, inputError}
+}
+
+type rebindConnector struct {
+	driver.Connector
+	inputError func(error) error
+}
 
 func (c rebindConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	dc, err := c.Connector.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &rebindConn{dc.(*stdlib.Conn)}, nil
+	return &rebindConn{dc.(*stdlib.Conn), c.inputError}, nil
 }
 
 // rebindConn is pgx's database/sql connection with ? rewritten; every
 // other interface it implements is promoted unchanged.
-type rebindConn struct{ *stdlib.Conn }
+type rebindConn struct {
+	*stdlib.Conn
+	inputError func(error) error
+}
 
 func (c *rebindConn) Prepare(q string) (driver.Stmt, error) {
 	r, err := rebind(q, -1)
@@ -55,7 +73,7 @@ func (c *rebindConn) ExecContext(ctx context.Context, q string, args []driver.Na
 		return nil, err
 	}
 	res, err := c.Conn.ExecContext(ctx, r, args)
-	return res, pgInputError(err)
+	return res, c.pgInputError(err)
 }
 
 func (c *rebindConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
@@ -64,16 +82,16 @@ func (c *rebindConn) QueryContext(ctx context.Context, q string, args []driver.N
 		return nil, err
 	}
 	rows, err := c.Conn.QueryContext(ctx, r, args)
-	return rows, pgInputError(err)
+	return rows, c.pgInputError(err)
 }
 
 // pgInputError turns PostgreSQL's refusal of a NUL character in text,
 // which SQLite would have stored, into the client's error it is: the API
 // refuses the \u0000 escape before it gets here, and this covers what
 // reaches the store by another way (a dashboard form).
-func pgInputError(err error) error {
-	if isPGCode(err, pgCharacterNotInRepertoire) {
-		return Errorf(EINVALID, "text must not contain the NUL character")
+func (c *rebindConn) pgInputError(err error) error {
+	if IsCode(err, CharacterNotInRepertoire) && c.inputError != nil {
+		return c.inputError(err)
 	}
 	return err
 }
@@ -113,6 +131,9 @@ func rebind(q string, args int) (string, error) {
 	}
 	return r.text, nil
 }
+
+// RebindText is rebindText, for the store's statement registry.
+func RebindText(q string) (string, int, error) { return rebindText(q) }
 
 // rebindText rewrites each ? placeholder outside literals, quoted
 // identifiers and comments to $1, $2, … in order, and returns their

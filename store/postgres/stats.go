@@ -1,7 +1,8 @@
-package store
+package postgres
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -25,19 +26,14 @@ import (
 // are old far better than none: for a bound outside what they saw, it
 // reads the index's real ends.
 
-// TablesWithoutStatistics returns the service's tables that PostgreSQL
-// holds no column statistics for and that hold at least minRows rows, by
-// its count of live rows. SQLite's queries name the indexes they use:
-// there it returns none.
-func (db *DB) TablesWithoutStatistics(ctx context.Context, minRows int64) ([]string, error) {
-	return db.eng.tablesWithoutStatistics(ctx, minRows)
-}
-
-func (db *DB) pgTablesWithoutStatistics(ctx context.Context, minRows int64) ([]string, error) {
+// TablesWithoutStatistics returns the tables of db's schema that
+// PostgreSQL holds no column statistics for and that hold at least
+// minRows rows, by its count of live rows.
+func TablesWithoutStatistics(ctx context.Context, db *sql.DB, minRows int64) ([]string, error) {
 	// pg_stats rather than the table's last_analyze, which a crash or a
 	// statistics reset forgets while the statistics stay; and rather than
 	// reltuples, which an autovacuum that only vacuumed sets without any.
-	rows, err := db.read.QueryContext(ctx, `SELECT t.relname FROM pg_stat_user_tables t
+	rows, err := db.QueryContext(ctx, `SELECT t.relname FROM pg_stat_user_tables t
 		WHERE t.schemaname = current_schema() AND t.n_live_tup >= ?
 			AND NOT EXISTS (SELECT 1 FROM pg_stats s WHERE s.schemaname = t.schemaname AND s.tablename = t.relname)
 		ORDER BY t.relname`, minRows)
@@ -56,15 +52,8 @@ func (db *DB) pgTablesWithoutStatistics(ctx context.Context, minRows int64) ([]s
 	return names, rows.Err()
 }
 
-// AnalyzeTable has PostgreSQL gather the statistics of a table that
-// TablesWithoutStatistics named. A table the database role does not own
-// is skipped with a warning, not an error: TablesWithoutStatistics then
-// names it again.
-func (db *DB) AnalyzeTable(ctx context.Context, name string) error {
-	return db.eng.analyzeTable(ctx, name)
-}
-
-func (db *DB) pgAnalyzeTable(ctx context.Context, name string) error {
-	_, err := db.read.ExecContext(ctx, `ANALYZE `+pgx.Identifier{name}.Sanitize())
+// Analyze has PostgreSQL gather the statistics of the table name.
+func Analyze(ctx context.Context, db *sql.DB, name string) error {
+	_, err := db.ExecContext(ctx, `ANALYZE `+pgx.Identifier{name}.Sanitize())
 	return err
 }
