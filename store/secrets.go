@@ -71,7 +71,7 @@ func (db *DB) SetSecretKeys(ctx context.Context, ring *keyring.Ring) (int, error
 	err := db.withTx(ctx, func(tx *Tx) error {
 		n = 0
 		// The replaced values are zeroed in the file: the SQLite writer
-		// always deletes securely (see openSQLite).
+		// always deletes securely (see sqlite.Pools).
 		for _, col := range secretColumns {
 			rows, err := tx.query(`SELECT id, ` + col + ` FROM webhooks WHERE ` + col + ` != ''`)
 			if err != nil {

@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
+
+	"service/store/sqlite"
 )
 
 // checkpointInterval is how often the checkpointer copies committed WAL
@@ -45,9 +47,9 @@ type checkpointer struct {
 // use, so one that never runs costs nothing. A limit of 0 means walLimit.
 func newCheckpointer(path string, limit int64) (*checkpointer, error) {
 	if limit <= 0 {
-		limit = walLimit
+		limit = sqlite.WALLimit
 	}
-	conn, err := sql.Open("sqlite", dsn(path, "cache_size(-256)"))
+	conn, err := sql.Open("sqlite", sqlite.DSN(path, "cache_size(-256)"))
 	if err != nil {
 		return nil, err
 	}

@@ -152,7 +152,7 @@ func TestCheckpointerCatchesUpBeforeRestart(t *testing.T) {
 	// A database of its own: a store's checkpointer running at the same
 	// moment would make a pass report busy instead of the WAL's length.
 	path := tempDBPath(t)
-	w, err := sql.Open("sqlite", dsn(path))
+	w, err := sql.Open("sqlite", DSN(path))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/golang-migrate/migrate/v4"
 
 	"service/migrations"
+	"service/store/sqlite"
 )
 
 // sqliteEngine is the engine of a SQLite file (see engine). One writer at
@@ -24,7 +25,7 @@ var _ engine = sqliteEngine{}
 
 func (sqliteEngine) migrations() fs.FS { return migrations.FS }
 
-func (e sqliteEngine) migrator() (*migrate.Migrate, error) { return e.db.sqliteMigrator() }
+func (e sqliteEngine) migrator() (*migrate.Migrate, error) { return sqlite.Migrator(e.db.path) }
 
 func (e sqliteEngine) close() {
 	db := e.db

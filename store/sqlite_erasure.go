@@ -6,12 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"service/store/sqlite"
 )
 
 // sqliteEraser is the SQLite store's share of an erasure (erasure.go).
 //
 // Deleted content must not stay readable in the file: the writer zeroes
-// what it deletes (secure_delete, see openSQLite), in the pages the
+// what it deletes (secure_delete, see sqlite.Pools), in the pages the
 // transaction writes to the WAL; the scrub's TRUNCATE checkpoint then
 // copies them over the main file and empties the WAL, whose older frames
 // still held the rows.
@@ -76,7 +78,7 @@ func (e sqliteEraser) userEvents(tx *Tx, appID int64, userID string) (int64, err
 // that waits at most scrubBusy for them, so that neither the checkpointer
 // nor the leader's other jobs wait behind it.
 func (e sqliteEraser) scrub(ctx context.Context) (bool, error) {
-	c, err := sql.Open("sqlite", dsn(e.db.path, fmt.Sprintf("busy_timeout(%d)", scrubBusy.Milliseconds())))
+	c, err := sql.Open("sqlite", sqlite.DSN(e.db.path, fmt.Sprintf("busy_timeout(%d)", scrubBusy.Milliseconds())))
 	if err != nil {
 		return false, err
 	}

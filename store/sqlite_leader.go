@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"service/store/sqlite"
 )
 
 // Leader election on SQLite: the leader is the process that holds an
@@ -68,7 +70,7 @@ func (db *DB) tryLeadFile(ctx context.Context) (*Leadership, error) {
 	if err != nil {
 		return nil, err
 	}
-	ok, err := tryLockFile(f)
+	ok, err := sqlite.TryLockFile(f)
 	if err != nil || !ok {
 		f.Close()
 		return nil, err

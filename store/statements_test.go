@@ -684,7 +684,7 @@ var builtStatements = map[string]func(engine) []string{
 	"postgres.rebindConn.PrepareContext#1": nil,
 	"postgres.rebindConn.ExecContext#1":    nil,
 	"postgres.rebindConn.QueryContext#1":   nil,
-	"ReadWatermark#3":                      func(engine) []string { return []string{`SELECT max(rowid) FROM "events"`} },
+	"sqlite.ReadWatermark#3":               func(engine) []string { return []string{`SELECT max(rowid) FROM "events"`} },
 }
 
 // multiRowTexts are the texts of m, one per row count.

@@ -1016,28 +1016,28 @@ INSERT OR FAIL INTO events (app_id, event_id, user_id, session_id, metadata, log
 -- openSQLite#1 [17/17] (sqlite.go)
 INSERT OR FAIL INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
 
--- Backup#1 (sqlite_backup.go)
+-- sqlite.Backup#1 (sqlite/backup.go)
 VACUUM INTO ?;
 
--- CheckIntegrity#1 (sqlite_backup.go)
+-- sqlite.CheckIntegrity#1 (sqlite/backup.go)
 PRAGMA integrity_check;
 
--- InUse#1 (sqlite_backup.go)
+-- sqlite.InUse#1 (sqlite/backup.go)
 BEGIN EXCLUSIVE;
 
--- InUse#2 (sqlite_backup.go)
+-- sqlite.InUse#2 (sqlite/backup.go)
 ROLLBACK;
 
--- ReadWatermark#1 (sqlite_backup.go)
+-- sqlite.ReadWatermark#1 (sqlite/backup.go)
 SELECT version FROM schema_migrations LIMIT 1;
 
--- ReadWatermark#2 (sqlite_backup.go)
+-- sqlite.ReadWatermark#2 (sqlite/backup.go)
 SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' AND sql NOT LIKE '%WITHOUT ROWID%';
 
--- ReadWatermark#3 (sqlite_backup.go)
+-- sqlite.ReadWatermark#3 (sqlite/backup.go)
 SELECT max(rowid) FROM "events";
 
--- ReadWatermark#4 (sqlite_backup.go)
+-- sqlite.ReadWatermark#4 (sqlite/backup.go)
 SELECT name, seq FROM sqlite_sequence;
 
 -- checkpoints.truncate#1 (sqlite_checkpoints.go)

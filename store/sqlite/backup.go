@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"modernc.org/sqlite"
+	modernc "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
@@ -122,7 +122,7 @@ func InUse(ctx context.Context, path string) (bool, error) {
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, `BEGIN EXCLUSIVE`); err != nil {
-		var se *sqlite.Error
+		var se *modernc.Error
 		if errors.As(err, &se) {
 			if c := se.Code() & 0xff; c == sqlite3.SQLITE_BUSY || c == sqlite3.SQLITE_LOCKED {
 				return true, nil

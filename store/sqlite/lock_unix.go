@@ -1,6 +1,6 @@
 //go:build unix
 
-package store
+package sqlite
 
 import (
 	"errors"
@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// tryLockFile takes an exclusive flock on f without waiting: false when
+// TryLockFile takes an exclusive flock on f without waiting: false when
 // another open file holds it. The lock lasts until f is closed.
-func tryLockFile(f *os.File) (bool, error) {
+func TryLockFile(f *os.File) (bool, error) {
 	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	if errors.Is(err, unix.EWOULDBLOCK) {
 		return false, nil
