@@ -397,6 +397,24 @@ func (ev *evaluator) eval(e ast.Expr) ([]string, bool) {
 			out = append(out, v...)
 		}
 		return out, true
+	case *ast.IndexExpr:
+		// An element of a map or list of texts: each of them.
+		lit, ok := ev.literal(x.X).(*ast.CompositeLit)
+		if !ok {
+			return nil, false
+		}
+		var out []string
+		for _, el := range lit.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				el = kv.Value
+			}
+			v, ok := ev.eval(el)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, v...)
+		}
+		return out, true
 	case *ast.SelectorExpr:
 		// A name of an engine's package.
 		if pkg, ok := x.X.(*ast.Ident); ok && (pkg.Name == "sqlite" || pkg.Name == "postgres") {

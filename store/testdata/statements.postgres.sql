@@ -16,7 +16,7 @@ SELECT default_plan FROM instance_settings WHERE id = 1;
 SELECT default_plan FROM instance_settings WHERE id = 1;
 
 -- DB.createApp#2 (apps.go)
-INSERT INTO apps (name, plan, rate_limit, created_at, allowed_origins) VALUES ($1, $2, $3, $4, $5) RETURNING id;
+INSERT INTO apps (name, plan, rate_limit, created_at, allowed_origins, event_retention_days, form_retention_days) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id;
 
 -- DB.FindAppByID#1 (apps.go)
 SELECT name, plan, rate_limit FROM apps WHERE id = $1;
@@ -47,13 +47,19 @@ SELECT k.id, COALESCE(k.app_id, 0), k.role, k.name, k.key_prefix, k.created_at, 
 SELECT id, name, plan, rate_limit FROM apps ORDER BY id;
 
 -- Tx.appFields#1 (apps_admin.go)
-SELECT name, plan, rate_limit, allowed_origins FROM apps WHERE id = $1;
+SELECT name, plan, rate_limit, allowed_origins, event_retention_days, form_retention_days FROM apps WHERE id = $1;
 
 -- DB.UpdateApp#1 (apps_admin.go)
 UPDATE apps SET name = $1, plan = $2, rate_limit = $3 WHERE id = $4;
 
 -- DB.UpdateApp#2 (apps_admin.go)
 UPDATE apps SET allowed_origins = $1 WHERE id = $2;
+
+-- DB.UpdateApp#3 (apps_admin.go)
+UPDATE apps SET event_retention_days = $1 WHERE id = $2;
+
+-- DB.UpdateApp#4 (apps_admin.go)
+UPDATE apps SET form_retention_days = $1 WHERE id = $2;
 
 -- DB.DeleteApp#1 [1/8] (apps_admin.go)
 SELECT COUNT(*) FROM campaigns WHERE app_id = $1;
@@ -95,7 +101,10 @@ DELETE FROM campaigns WHERE app_id = $1;
 DELETE FROM apps WHERE id = $1;
 
 -- DB.FindAppSettings#1 (apps_admin.go)
-SELECT id, name, plan, rate_limit, allowed_origins FROM apps WHERE id = $1;
+SELECT id, name, plan, rate_limit, allowed_origins, event_retention_days, form_retention_days FROM apps WHERE id = $1;
+
+-- DB.FindAllAppSettings#1 (apps_admin.go)
+SELECT id, name, plan, rate_limit, allowed_origins, event_retention_days, form_retention_days FROM apps ORDER BY id;
 
 -- DB.loadAudienceUser#1 (audience_eval.go)
 SELECT a.status, a.updated_at, u.attributes FROM audiences AS a
@@ -306,7 +315,7 @@ DELETE FROM content_views WHERE id = $1;
 UPDATE assignments SET covariate = $1 WHERE campaign_id = $2 AND user_key = $3;
 
 -- Tx.countCovariates#1 [1/2] (cuped.go)
-SELECT u.key, e.ts, e.id, NULL FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST($1 AS JSONB)) WITH ORDINALITY) AS u CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM events AS e WHERE e.app_id = $2 AND e.user_id = u.value AND e.event_id = $3 AND e.ts >= $4 OFFSET 0) AS e;
+SELECT u.key, e.ts, e.id, NULL FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST($1 AS JSONB)) WITH ORDINALITY) AS u CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM events AS e WHERE e.app_id = $2 AND e.user_id = u.value AND e.event_id = $3 AND e.ts >= $4 OFFSET 0) AS e UNION ALL SELECT u.key, e.ts, e.id, NULL FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST($5 AS JSONB)) WITH ORDINALITY) AS u CROSS JOIN session_links AS l CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM events AS e WHERE e.app_id = l.app_id AND e.session_id = l.session_id AND e.user_id IS NULL AND e.event_id = $6 AND e.ts >= $7 OFFSET 0) AS e WHERE l.app_id = $8 AND l.user_id = u.value;
 
 -- Tx.countCovariates#1 [2/2] (cuped.go)
 SELECT u.key, e.ts, e.id, NULL FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST($1 AS JSONB)) WITH ORDINALITY) AS u CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM events AS e WHERE e.app_id = $2 AND e.session_id = u.value AND e.user_id IS NULL AND e.event_id = $3 AND e.ts >= $4 OFFSET 0) AS e;
@@ -409,7 +418,7 @@ SELECT id, content_view_id, data, user_id, session_id, environment, submitted_at
 		FROM form_submissions WHERE app_id = $1 AND content_view_id = $2 ORDER BY id;
 
 -- Tx.insertID#1 [1/12] (db.go)
-INSERT INTO apps (name, plan, rate_limit, created_at, allowed_origins) VALUES ($1, $2, $3, $4, $5) RETURNING id;
+INSERT INTO apps (name, plan, rate_limit, created_at, allowed_origins, event_retention_days, form_retention_days) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id;
 
 -- Tx.insertID#1 [2/12] (db.go)
 INSERT INTO api_keys (app_id, role, name, key_hash, key_prefix, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id;
@@ -456,6 +465,16 @@ SELECT id, event_id, ts FROM events WHERE app_id = $1 AND log_id = $2;
 -- Tx.flushConversions#1 (events.go)
 UPDATE assignments SET converted_at = $1 WHERE campaign_id = $2 AND user_key = $3 AND converted_at IS NULL AND assigned_at <= $4 RETURNING variant_id, covariate;
 
+-- Tx.flushConversions#2 [1/2] (events.go)
+UPDATE assignments SET converted_at = $1 WHERE campaign_id = $2 AND NOT EXISTS (SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = $3 AND b.user_key = 'u:' || l.user_id
+	WHERE l.app_id = $4 AND l.session_id = $5)
+		AND user_key = $6 AND converted_at IS NULL AND assigned_at <= $7 RETURNING variant_id, covariate;
+
+-- Tx.flushConversions#2 [2/2] (events.go)
+UPDATE assignments SET converted_at = $1 WHERE campaign_id = $2 AND user_key = coalesce((SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = $3 AND b.user_key = 'u:' || l.user_id
+	WHERE l.app_id = $4 AND l.session_id = $5), $6)
+		AND converted_at IS NULL AND assigned_at <= $7 RETURNING variant_id, covariate;
+
 -- DB.FindEvents#1 [1/3] (events.go)
 SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events WHERE app_id = $1 ORDER BY ts DESC, id DESC LIMIT $2;
 
@@ -471,8 +490,12 @@ SELECT id, user_id, event_id, ts FROM events WHERE app_id = $1 AND ts < $2 ORDER
 -- Tx.expireBatch#2 (events.go)
 DELETE FROM events WHERE id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS JSONB)));
 
--- DB.DeleteEventsBefore#1 (events.go)
-SELECT id FROM apps ORDER BY id;
+-- DB.DeleteExpiredFormSubmissions#1 (events.go)
+DELETE FROM form_submissions WHERE id IN
+					(SELECT id FROM form_submissions WHERE app_id = $1 AND submitted_at < $2 ORDER BY id LIMIT $3);
+
+-- DB.appRetentions#1 (events.go)
+SELECT id, event_retention_days, form_retention_days FROM apps ORDER BY id;
 
 -- DB.SubmitForm#1 (forms.go)
 SELECT id, app_id, name, status, items, published_at, created_at, updated_at FROM content_views WHERE id = $1 AND app_id = $2;
@@ -494,6 +517,30 @@ UPDATE campaigns SET status = status WHERE id = $1;
 -- Tx.reportRegressions#2 (guardrails.go)
 INSERT INTO guardrail_regressions (campaign_id, metric_id, variant_id, action, created_at) VALUES ($1, $2, $3, $4, $5)
 			ON CONFLICT (campaign_id, metric_id, variant_id) DO NOTHING;
+
+-- Tx.linkSession#1 (links.go)
+INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (app_id, session_id) DO NOTHING;
+
+-- Tx.linkSession#2 (links.go)
+SELECT user_id FROM session_links WHERE app_id = $1 AND session_id = $2;
+
+-- Tx.copyAssignments#1 (links.go)
+SELECT a.campaign_id, a.variant_id, a.assigned_at, a.converted_at, a.covariate
+		FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = $1
+		WHERE c.app_id = $2 AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = $3)
+		ORDER BY c.id;
+
+-- Tx.copyAssignments#2 (links.go)
+INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, converted_at, covariate)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (campaign_id, user_key) DO NOTHING;
+
+-- Tx.copyAssignments#3 (links.go)
+UPDATE metric_values SET user_key = $1 WHERE campaign_id = $2
+			AND metric_id IN (SELECT id FROM metrics WHERE app_id = $3) AND user_key = $4;
+
+-- DB.FindSessionLink#1 (links.go)
+SELECT user_id, linked_at FROM session_links WHERE app_id = $1 AND session_id = $2;
 
 -- findPage#1 [1/16] (list.go)
 SELECT COUNT(*) FROM api_keys WHERE app_id = $1;
@@ -547,7 +594,7 @@ SELECT COUNT(*) FROM webhook_deliveries d WHERE d.webhook_id = $1 AND d.status =
 SELECT id, COALESCE(app_id, 0), role, name, key_prefix, created_at, revoked_at FROM api_keys WHERE app_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3;
 
 -- findPage#2 [2/16] (list.go)
-SELECT id, name, plan, rate_limit, allowed_origins FROM apps WHERE 1 = 1 ORDER BY id DESC LIMIT $1 OFFSET $2;
+SELECT id, name, plan, rate_limit, allowed_origins, event_retention_days, form_retention_days FROM apps WHERE 1 = 1 ORDER BY id DESC LIMIT $1 OFFSET $2;
 
 -- findPage#2 [3/16] (list.go)
 SELECT id, app_id, name, description, status, definition, customer_count, last_calculated_at, created_at, updated_at FROM audiences WHERE app_id = $1 ORDER BY id DESC LIMIT $2 OFFSET $3;
@@ -680,6 +727,16 @@ DELETE FROM metrics WHERE id = $1;
 
 -- Tx.countMetric#1 (metricvalues.go)
 SELECT variant_id, assigned_at FROM assignments WHERE campaign_id = $1 AND user_key = $2 AND assigned_at <= $3;
+
+-- Tx.countMetric#2 [1/2] (metricvalues.go)
+SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = $1 AND NOT EXISTS (SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = $2 AND b.user_key = 'u:' || l.user_id
+	WHERE l.app_id = $3 AND l.session_id = $4)
+		AND user_key = $5 AND assigned_at <= $6;
+
+-- Tx.countMetric#2 [2/2] (metricvalues.go)
+SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = $1 AND user_key = coalesce((SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = $2 AND b.user_key = 'u:' || l.user_id
+	WHERE l.app_id = $3 AND l.session_id = $4), $5)
+		AND assigned_at <= $6;
 
 -- Tx.moveMetric#1 (metricvalues.go)
 INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES ($1, $2, $3, $4, 1)
@@ -1080,7 +1137,7 @@ SELECT attributes, last_seen FROM users WHERE app_id = $1 AND user_id = $2;
 INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (app_id, user_id) DO UPDATE SET attributes = excluded.attributes, last_seen = GREATEST(users.last_seen, excluded.last_seen);
 
--- DB.IdentifyUser#1 (users.go)
+-- DB.IdentifySession#1 (users.go)
 SELECT user_id, attributes, first_seen, last_seen FROM users WHERE app_id = $1 AND user_id = $2;
 
 -- DB.FindUserByID#1 (users.go)

@@ -16,7 +16,7 @@ SELECT default_plan FROM instance_settings WHERE id = 1;
 SELECT default_plan FROM instance_settings WHERE id = 1;
 
 -- DB.createApp#2 (apps.go)
-INSERT INTO apps (name, plan, rate_limit, created_at, allowed_origins) VALUES (?, ?, ?, ?, ?) RETURNING id;
+INSERT INTO apps (name, plan, rate_limit, created_at, allowed_origins, event_retention_days, form_retention_days) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id;
 
 -- DB.FindAppByID#1 (apps.go)
 SELECT name, plan, rate_limit FROM apps WHERE id = ?;
@@ -47,13 +47,19 @@ SELECT k.id, COALESCE(k.app_id, 0), k.role, k.name, k.key_prefix, k.created_at, 
 SELECT id, name, plan, rate_limit FROM apps ORDER BY id;
 
 -- Tx.appFields#1 (apps_admin.go)
-SELECT name, plan, rate_limit, allowed_origins FROM apps WHERE id = ?;
+SELECT name, plan, rate_limit, allowed_origins, event_retention_days, form_retention_days FROM apps WHERE id = ?;
 
 -- DB.UpdateApp#1 (apps_admin.go)
 UPDATE apps SET name = ?, plan = ?, rate_limit = ? WHERE id = ?;
 
 -- DB.UpdateApp#2 (apps_admin.go)
 UPDATE apps SET allowed_origins = ? WHERE id = ?;
+
+-- DB.UpdateApp#3 (apps_admin.go)
+UPDATE apps SET event_retention_days = ? WHERE id = ?;
+
+-- DB.UpdateApp#4 (apps_admin.go)
+UPDATE apps SET form_retention_days = ? WHERE id = ?;
 
 -- DB.DeleteApp#1 [1/8] (apps_admin.go)
 SELECT COUNT(*) FROM campaigns WHERE app_id = ?;
@@ -95,7 +101,10 @@ DELETE FROM campaigns WHERE app_id = ?;
 DELETE FROM apps WHERE id = ?;
 
 -- DB.FindAppSettings#1 (apps_admin.go)
-SELECT id, name, plan, rate_limit, allowed_origins FROM apps WHERE id = ?;
+SELECT id, name, plan, rate_limit, allowed_origins, event_retention_days, form_retention_days FROM apps WHERE id = ?;
+
+-- DB.FindAllAppSettings#1 (apps_admin.go)
+SELECT id, name, plan, rate_limit, allowed_origins, event_retention_days, form_retention_days FROM apps ORDER BY id;
 
 -- DB.loadAudienceUser#1 (audience_eval.go)
 SELECT a.status, a.updated_at, u.attributes FROM audiences AS a
@@ -308,7 +317,7 @@ DELETE FROM content_views WHERE id = ?;
 UPDATE assignments SET covariate = ? WHERE campaign_id = ? AND user_key = ?;
 
 -- Tx.countCovariates#1 [1/2] (cuped.go)
-SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u CROSS JOIN event_users AS e ON e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ?;
+SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u CROSS JOIN event_users AS e ON e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ? UNION ALL SELECT u.key, e.ts, e.id, NULL FROM json_each(?) AS u CROSS JOIN session_links AS l CROSS JOIN events AS e INDEXED BY events_app_session ON e.app_id = l.app_id AND e.session_id = l.session_id AND e.user_id IS NULL AND e.event_id = ? AND e.ts >= ? WHERE l.app_id = ? AND l.user_id = u.value;
 
 -- Tx.countCovariates#1 [2/2] (cuped.go)
 SELECT u.key, e.ts, e.id, NULL FROM json_each(?) AS u CROSS JOIN events AS e INDEXED BY events_app_session ON e.app_id = ? AND e.session_id = u.value AND e.user_id IS NULL AND e.event_id = ? AND e.ts >= ?;
@@ -411,7 +420,7 @@ SELECT id, content_view_id, data, user_id, session_id, environment, submitted_at
 		FROM form_submissions WHERE app_id = ? AND content_view_id = ? ORDER BY id;
 
 -- Tx.insertID#1 [1/12] (db.go)
-INSERT INTO apps (name, plan, rate_limit, created_at, allowed_origins) VALUES (?, ?, ?, ?, ?) RETURNING id;
+INSERT INTO apps (name, plan, rate_limit, created_at, allowed_origins, event_retention_days, form_retention_days) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id;
 
 -- Tx.insertID#1 [2/12] (db.go)
 INSERT INTO api_keys (app_id, role, name, key_hash, key_prefix, created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id;
@@ -458,6 +467,16 @@ SELECT id, event_id, ts FROM events WHERE app_id = ? AND log_id = ?;
 -- Tx.flushConversions#1 (events.go)
 UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate;
 
+-- Tx.flushConversions#2 [1/2] (events.go)
+UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND NOT EXISTS (SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = ? AND b.user_key = 'u:' || l.user_id
+	WHERE l.app_id = ? AND l.session_id = ?)
+		AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate;
+
+-- Tx.flushConversions#2 [2/2] (events.go)
+UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = coalesce((SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = ? AND b.user_key = 'u:' || l.user_id
+	WHERE l.app_id = ? AND l.session_id = ?), ?)
+		AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate;
+
 -- DB.FindEvents#1 [1/3] (events.go)
 SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events WHERE app_id = ? ORDER BY ts DESC, id DESC LIMIT ?;
 
@@ -477,8 +496,12 @@ SELECT id, user_id, event_id, ts FROM events WHERE app_id = ? AND ts < ? ORDER B
 -- Tx.expireBatch#2 (events.go)
 DELETE FROM events WHERE id IN (SELECT value FROM json_each(?));
 
--- DB.DeleteEventsBefore#1 (events.go)
-SELECT id FROM apps ORDER BY id;
+-- DB.DeleteExpiredFormSubmissions#1 (events.go)
+DELETE FROM form_submissions WHERE id IN
+					(SELECT id FROM form_submissions WHERE app_id = ? AND submitted_at < ? ORDER BY id LIMIT ?);
+
+-- DB.appRetentions#1 (events.go)
+SELECT id, event_retention_days, form_retention_days FROM apps ORDER BY id;
 
 -- DB.SubmitForm#1 (forms.go)
 SELECT id, app_id, name, status, items, published_at, created_at, updated_at FROM content_views WHERE id = ? AND app_id = ?;
@@ -500,6 +523,30 @@ UPDATE campaigns SET status = status WHERE id = ?;
 -- Tx.reportRegressions#2 (guardrails.go)
 INSERT INTO guardrail_regressions (campaign_id, metric_id, variant_id, action, created_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (campaign_id, metric_id, variant_id) DO NOTHING;
+
+-- Tx.linkSession#1 (links.go)
+INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (app_id, session_id) DO NOTHING;
+
+-- Tx.linkSession#2 (links.go)
+SELECT user_id FROM session_links WHERE app_id = ? AND session_id = ?;
+
+-- Tx.copyAssignments#1 (links.go)
+SELECT a.campaign_id, a.variant_id, a.assigned_at, a.converted_at, a.covariate
+		FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = ?
+		WHERE c.app_id = ? AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = ?)
+		ORDER BY c.id;
+
+-- Tx.copyAssignments#2 (links.go)
+INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, converted_at, covariate)
+			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, user_key) DO NOTHING;
+
+-- Tx.copyAssignments#3 (links.go)
+UPDATE metric_values SET user_key = ? WHERE campaign_id = ?
+			AND metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND user_key = ?;
+
+-- DB.FindSessionLink#1 (links.go)
+SELECT user_id, linked_at FROM session_links WHERE app_id = ? AND session_id = ?;
 
 -- findPage#1 [1/16] (list.go)
 SELECT COUNT(*) FROM api_keys WHERE app_id = ?;
@@ -553,7 +600,7 @@ SELECT COUNT(*) FROM webhook_deliveries d WHERE d.webhook_id = ? AND d.status = 
 SELECT id, COALESCE(app_id, 0), role, name, key_prefix, created_at, revoked_at FROM api_keys WHERE app_id = ? ORDER BY id DESC LIMIT ? OFFSET ?;
 
 -- findPage#2 [2/16] (list.go)
-SELECT id, name, plan, rate_limit, allowed_origins FROM apps WHERE 1 = 1 ORDER BY id DESC LIMIT ? OFFSET ?;
+SELECT id, name, plan, rate_limit, allowed_origins, event_retention_days, form_retention_days FROM apps WHERE 1 = 1 ORDER BY id DESC LIMIT ? OFFSET ?;
 
 -- findPage#2 [3/16] (list.go)
 SELECT id, app_id, name, description, status, definition, customer_count, last_calculated_at, created_at, updated_at FROM audiences WHERE app_id = ? ORDER BY id DESC LIMIT ? OFFSET ?;
@@ -686,6 +733,16 @@ DELETE FROM metrics WHERE id = ?;
 
 -- Tx.countMetric#1 (metricvalues.go)
 SELECT variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND user_key = ? AND assigned_at <= ?;
+
+-- Tx.countMetric#2 [1/2] (metricvalues.go)
+SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND NOT EXISTS (SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = ? AND b.user_key = 'u:' || l.user_id
+	WHERE l.app_id = ? AND l.session_id = ?)
+		AND user_key = ? AND assigned_at <= ?;
+
+-- Tx.countMetric#2 [2/2] (metricvalues.go)
+SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND user_key = coalesce((SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = ? AND b.user_key = 'u:' || l.user_id
+	WHERE l.app_id = ? AND l.session_id = ?), ?)
+		AND assigned_at <= ?;
 
 -- Tx.moveMetric#1 (metricvalues.go)
 INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1)
@@ -1199,7 +1256,7 @@ SELECT attributes, last_seen FROM users WHERE app_id = ? AND user_id = ?;
 INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (app_id, user_id) DO UPDATE SET attributes = excluded.attributes, last_seen = MAX(users.last_seen, excluded.last_seen);
 
--- DB.IdentifyUser#1 (users.go)
+-- DB.IdentifySession#1 (users.go)
 SELECT user_id, attributes, first_seen, last_seen FROM users WHERE app_id = ? AND user_id = ?;
 
 -- DB.FindUserByID#1 (users.go)
