@@ -207,11 +207,13 @@ func userFacts(q conn, tail engine, r audienceUser, appID int64, userID string, 
 				args = append(args, args...)
 			}
 		} else {
-			tail.unindexedEvents(appID, userID, func(e tailEvent) {
+			all := tail.unindexedEvents(nil, appID, userID)
+			recent = all[:0]
+			for _, e := range all {
 				if slices.Contains(c.eventIDs, e.eventID) && (!c.bounded || e.ts >= since) {
 					recent = append(recent, e)
 				}
-			})
+			}
 		}
 		rows, err := q.query(query, args...)
 		if err != nil {

@@ -151,8 +151,10 @@ func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign,
 // user's position k.
 func (tx *Tx) recentCovariates(lc *liveCampaign, list []pendingAssign, pos []int, since, now int64) map[int64]int {
 	var recent map[int64]int
+	var evs []tailEvent
 	for k, j := range pos {
-		tx.db.eng.unindexedEvents(lc.appID, list[j].user, func(e tailEvent) {
+		evs = tx.db.eng.unindexedEvents(evs[:0], lc.appID, list[j].user)
+		for _, e := range evs {
 			if e.eventID == lc.goal && e.ts >= since && e.ts < now {
 				if recent == nil {
 					recent = map[int64]int{}
@@ -160,7 +162,7 @@ func (tx *Tx) recentCovariates(lc *liveCampaign, list []pendingAssign, pos []int
 				recent[e.id] = k
 				list[j].x++
 			}
-		})
+		}
 	}
 	return recent
 }

@@ -78,9 +78,9 @@ type engine interface {
 	// does not see, by user, and the arguments that end each batch's
 	// query.
 	audienceTail(ctx context.Context, rtx *sql.Tx, appID int64, eventIDs []string, bounded bool, since int64) (map[string][]scanEvent, []any, error)
-	// unindexedEvents calls fn with the user's committed events that the
-	// covariate queries do not see yet.
-	unindexedEvents(appID int64, userID string, fn func(tailEvent))
+	// unindexedEvents appends to dst the user's committed events that the
+	// queries by user do not see yet.
+	unindexedEvents(dst []tailEvent, appID int64, userID string) []tailEvent
 	// expireEvents takes the events of batch, which retention is about
 	// to delete, out of what the engine keeps of them beside the events
 	// table.

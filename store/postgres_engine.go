@@ -118,7 +118,9 @@ func (*postgresEngine) audienceTail(context.Context, *sql.Tx, int64, []string, b
 	return map[string][]scanEvent{}, nil, nil
 }
 
-func (*postgresEngine) unindexedEvents(int64, string, func(tailEvent)) {}
+// unindexedEvents: none; every committed event is in the events table's
+// index by user.
+func (*postgresEngine) unindexedEvents(dst []tailEvent, _ int64, _ string) []tailEvent { return dst }
 
 func (*postgresEngine) expireEvents(*Tx, int64, int64, []expiring, map[runGroup]tailEvent) error {
 	return nil

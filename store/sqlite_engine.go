@@ -168,8 +168,11 @@ func loadEventTail(ctx context.Context, tx *sql.Tx, appID, upto int64, eventIDs 
 	return tail, rows.Err()
 }
 
-func (e sqliteEngine) unindexedEvents(appID int64, userID string, fn func(tailEvent)) {
-	e.db.ix.tail(appID, userID, fn)
+// unindexedEvents: the events the indexer holds in memory, not yet in
+// event_users.
+func (e sqliteEngine) unindexedEvents(dst []tailEvent, appID int64, userID string) []tailEvent {
+	e.db.ix.tail(appID, userID, func(ev tailEvent) { dst = append(dst, ev) })
+	return dst
 }
 
 // expireEvents: out of their runs in event_users (sqlite_eventruns.go).
@@ -208,8 +211,9 @@ func (sqliteEngine) capClaims(_ *Tx, cands []dueCandidate, _ *ClaimOptions, _, _
 
 func (e sqliteEngine) election() election { return e.db.fileElection() }
 
-// Rate limits: each process counts its own (handlers' memory); the file
-// is no place for a statement per request of every process.
+// Rate limits: each process counts its own, in memory (handlers): a count
+// shared in the file would put a write on its one writer for every
+// request.
 func (sqliteEngine) sharedRateLimits() bool { return false }
 func (sqliteEngine) claimRate(context.Context, RateWindow, int, int) (int64, error) {
 	return 0, ErrRateLimitsLocal
