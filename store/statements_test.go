@@ -55,6 +55,7 @@ var engineFragments = map[string]func(sqlText) string{
 	"jsonTexts":       sqlText.jsonTexts,
 	"jsonIDs":         sqlText.jsonIDs,
 	"instr":           sqlText.instr,
+	"payloadHas":      sqlText.payloadHas,
 	"unindexed":       sqlText.unindexed,
 	"eventsByEventTS": sqlText.eventsByEventTS,
 	"forUpdate":       sqlText.forUpdate,
@@ -161,6 +162,7 @@ func registry(t *testing.T) (list []statement, unbuilt []string) {
 			fname := pkgOf(file) + funcName(fd)
 			params := paramNames(fd)
 			locals := localAssignments(fd.Body)
+			calls := localWrappers(fd, methods, params)
 			n := 0
 			ast.Inspect(fd.Body, func(node ast.Node) bool {
 				call, ok := node.(*ast.CallExpr)
@@ -168,6 +170,9 @@ func registry(t *testing.T) (list []statement, unbuilt []string) {
 					return true
 				}
 				at, ok := methods[calledName(call.Fun)]
+				if local, isLocal := calls[calledName(call.Fun)]; isLocal {
+					at, ok = local, true
+				}
 				if !ok || at >= len(call.Args) {
 					return true
 				}
@@ -260,6 +265,50 @@ func wrappers(src *source) map[string]int {
 		}
 	}
 	return methods
+}
+
+// localWrappers returns the function's closures that run a text their
+// caller gives them, by the variable that holds each, with the position
+// of that parameter; it adds their parameters to params, so that their
+// own call of a query method counts as a wrapper's.
+func localWrappers(fd *ast.FuncDecl, methods map[string]int, params map[string]bool) map[string]int {
+	out := map[string]int{}
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 {
+			return true
+		}
+		id, ok := as.Lhs[0].(*ast.Ident)
+		lit, isLit := as.Rhs[0].(*ast.FuncLit)
+		if !ok || !isLit {
+			return true
+		}
+		var names []string
+		for _, p := range lit.Type.Params.List {
+			for _, n := range p.Names {
+				names = append(names, n.Name)
+			}
+		}
+		ast.Inspect(lit.Body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			at, ok := methods[calledName(call.Fun)]
+			if !ok || at >= len(call.Args) {
+				return true
+			}
+			if arg, ok := call.Args[at].(*ast.Ident); ok {
+				if i := slices.Index(names, arg.Name); i >= 0 {
+					out[id.Name] = i
+					params[arg.Name] = true
+				}
+			}
+			return true
+		})
+		return true
+	})
+	return out
 }
 
 // funcName names a function as Type.method or function.
@@ -702,7 +751,15 @@ var builtStatements = map[string]func(engine) []string{
 	"postgres.rebindConn.PrepareContext#1": nil,
 	"postgres.rebindConn.ExecContext#1":    nil,
 	"postgres.rebindConn.QueryContext#1":   nil,
-	"sqlite.ReadWatermark#3":               func(engine) []string { return []string{`SELECT max(rowid) FROM "events"`} },
+	"DB.ExportUser#6": func(eng engine) []string {
+		var e eraser = sqliteEraser{}
+		if _, ok := eng.(*postgresEngine); ok {
+			e = pgEraser{}
+		}
+		q, _ := e.eventsOf(1, "u")
+		return []string{q}
+	},
+	"sqlite.ReadWatermark#3": func(engine) []string { return []string{`SELECT max(rowid) FROM "events"`} },
 }
 
 // multiRowTexts are the texts of m, one per row count.

@@ -459,6 +459,59 @@ INSERT INTO dashboard_password_resets (token_hash, user_id, created_by, created_
 INSERT INTO webhooks (app_id, url, events, secret, headers, max_retries, timeout_seconds,
 			description, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id;
 
+-- Tx.eraseUser#1 (erasure.go)
+SELECT 1 FROM apps WHERE id = $1;
+
+-- Tx.eraseUser#2 (erasure.go)
+DELETE FROM events WHERE app_id = $1 AND session_id = $2 AND user_id IS NULL;
+
+-- Tx.eraseUser#3 (erasure.go)
+DELETE FROM form_submissions WHERE app_id = $1 AND session_id = $2;
+
+-- Tx.eraseUser#4 (erasure.go)
+DELETE FROM assignments
+			WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = $1) AND user_key = $2;
+
+-- Tx.eraseUser#5 (erasure.go)
+DELETE FROM metric_values
+			WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = $1)
+				AND metric_id IN (SELECT id FROM metrics WHERE app_id = $2) AND user_key = $3;
+
+-- Tx.eraseUser#6 (erasure.go)
+DELETE FROM form_submissions WHERE app_id = $1 AND user_id = $2;
+
+-- Tx.eraseUser#7 (erasure.go)
+DELETE FROM users WHERE app_id = $1 AND user_id = $2;
+
+-- Tx.eraseUser#8 (erasure.go)
+DELETE FROM session_links WHERE app_id = $1 AND user_id = $2;
+
+-- linkedSessions#1 (erasure.go)
+SELECT session_id FROM session_links WHERE app_id = $1 AND user_id = $2 ORDER BY session_id;
+
+-- Tx.redactDeliveries#1 (erasure.go)
+SELECT d.id, d.payload FROM webhook_deliveries d
+			WHERE d.webhook_id IN (SELECT id FROM webhooks WHERE app_id = $1) AND d.redacted_at IS NULL AND position($2 IN d.payload) > 0;
+
+-- Tx.redactDeliveries#2 (erasure.go)
+UPDATE webhook_deliveries SET payload = $1, redacted_at = $2 WHERE id = $3;
+
+-- Tx.recordErasure#1 (erasure.go)
+INSERT INTO erasure_state (id, salt, count) VALUES (1, $1, 1)
+		ON CONFLICT (id) DO UPDATE SET count = erasure_state.count + 1 RETURNING salt, count;
+
+-- Tx.recordErasure#2 (erasure.go)
+INSERT INTO erasure_scrubs (requested_at) VALUES ($1);
+
+-- DB.noticeErasures#1 (erasure.go)
+SELECT count FROM erasure_state WHERE id = 1;
+
+-- DB.ScrubErasures#1 (erasure.go)
+SELECT COALESCE(MAX(id), 0), COUNT(*) FROM erasure_scrubs;
+
+-- DB.ScrubErasures#2 (erasure.go)
+DELETE FROM erasure_scrubs WHERE id <= $1;
+
 -- Tx.logEvent#1 (events.go)
 SELECT id, event_id, ts FROM events WHERE app_id = $1 AND log_id = $2;
 
@@ -496,6 +549,40 @@ DELETE FROM form_submissions WHERE id IN
 
 -- DB.appRetentions#1 (events.go)
 SELECT id, event_retention_days, form_retention_days FROM apps ORDER BY id;
+
+-- DB.ExportUser#1 (export.go)
+SELECT 1 FROM apps WHERE id = $1;
+
+-- DB.ExportUser#2 (export.go)
+SELECT user_id, attributes, first_seen, last_seen FROM users WHERE app_id = $1 AND user_id = $2;
+
+-- DB.ExportUser#3 (export.go)
+SELECT c.id, c.name, c.key, v.id, v.name, a.assigned_at, a.converted_at, a.covariate
+				FROM campaigns c JOIN assignments a ON a.campaign_id = c.id AND a.user_key = $1
+				JOIN campaign_variants v ON v.id = a.variant_id
+				WHERE c.app_id = $2 ORDER BY c.id;
+
+-- DB.ExportUser#4 (export.go)
+SELECT mv.campaign_id, m.id, m.key, mv.value FROM metric_values mv JOIN metrics m ON m.id = mv.metric_id
+					WHERE mv.campaign_id IN (SELECT id FROM campaigns WHERE app_id = $1)
+						AND mv.metric_id IN (SELECT id FROM metrics WHERE app_id = $2) AND mv.user_key = $3
+					ORDER BY mv.campaign_id, m.id;
+
+-- DB.ExportUser#5 [1/2] (export.go)
+SELECT id, content_view_id, data, user_id, session_id, environment, submitted_at
+				FROM form_submissions WHERE app_id = $1 AND (user_id = $2) ORDER BY id;
+
+-- DB.ExportUser#5 [2/2] (export.go)
+SELECT id, content_view_id, data, user_id, session_id, environment, submitted_at
+				FROM form_submissions WHERE app_id = $1 AND (user_id = $2 OR session_id = $3) ORDER BY id;
+
+-- DB.ExportUser#6 (export.go)
+SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events
+		WHERE app_id = $1 AND user_id = $2 ORDER BY id;
+
+-- DB.ExportUser#7 (export.go)
+SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events
+					WHERE app_id = $1 AND session_id = $2 AND user_id IS NULL ORDER BY id;
 
 -- DB.SubmitForm#1 (forms.go)
 SELECT id, app_id, name, status, items, published_at, created_at, updated_at FROM content_views WHERE id = $1 AND app_id = $2;
@@ -640,11 +727,11 @@ SELECT id, app_id, url, events, secret, headers, max_retries, timeout_seconds, d
 
 -- findPage#2 [15/16] (list.go)
 SELECT d.id, d.webhook_id, d.event, d.payload, d.status, d.next_attempt_at, d.created_at,
-	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id) FROM webhook_deliveries d WHERE d.webhook_id = $1 ORDER BY d.id DESC LIMIT $2 OFFSET $3;
+	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id), d.redacted_at FROM webhook_deliveries d WHERE d.webhook_id = $1 ORDER BY d.id DESC LIMIT $2 OFFSET $3;
 
 -- findPage#2 [16/16] (list.go)
 SELECT d.id, d.webhook_id, d.event, d.payload, d.status, d.next_attempt_at, d.created_at,
-	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id) FROM webhook_deliveries d WHERE d.webhook_id = $1 AND d.status = $2 ORDER BY d.id DESC LIMIT $3 OFFSET $4;
+	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id), d.redacted_at FROM webhook_deliveries d WHERE d.webhook_id = $1 AND d.status = $2 ORDER BY d.id DESC LIMIT $3 OFFSET $4;
 
 -- DB.FindAppRole#1 (members.go)
 SELECT role FROM app_members WHERE user_id = $1 AND app_id = $2;
@@ -923,16 +1010,16 @@ UPDATE dashboard_password_resets SET used_at = $1 WHERE id = $2 AND used_at IS N
 SELECT id, email, owner, created_at FROM dashboard_users WHERE id = $1;
 
 -- DB.compactSecrets#1 (postgres.go)
+VACUUM (FULL) webhooks;
+
+-- DB.awaitOlderSnapshots#1 (postgres.go)
 SELECT CAST(pg_snapshot_xmax(pg_current_snapshot()) AS TEXT);
 
--- DB.compactSecrets#2 (postgres.go)
+-- DB.awaitOlderSnapshots#2 (postgres.go)
 SELECT pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST($1 AS TEXT) AS xid8)
-				AND NOT EXISTS (SELECT 1 FROM pg_stat_activity
-					WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
-						AND age(backend_xmin) > age(CAST(CAST(CAST($2 AS TEXT) AS xid8) AS xid)));
-
--- DB.compactSecrets#3 (postgres.go)
-VACUUM (FULL) webhooks;
+			AND NOT EXISTS (SELECT 1 FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
+					AND age(backend_xmin) > age(CAST(CAST(CAST($2 AS TEXT) AS xid8) AS xid)));
 
 -- postgres.TryAdvisoryLock#1 (postgres/session.go)
 SELECT pg_try_advisory_lock($1);
@@ -987,6 +1074,15 @@ DELETE FROM rate_limit_windows WHERE minute < $1;
 
 -- postgresEngine.fileSizes#1 (postgres_engine.go)
 SELECT pg_database_size(current_database());
+
+-- pgEraser.begin#1 (postgres_erasure.go)
+LOCK TABLE users, session_links, assignments, metric_values, events, form_submissions, webhook_deliveries IN SHARE ROW EXCLUSIVE MODE;
+
+-- pgEraser.userEvents#1 (postgres_erasure.go)
+DELETE FROM events WHERE app_id = $1 AND user_id = $2;
+
+-- pgEraser.scrub#1 (postgres_erasure.go)
+VACUUM (ANALYZE) users, session_links, assignments, metric_values, events, form_submissions, webhook_deliveries;
 
 -- Tx.checkLease#1 (postgres_leader.go)
 SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
@@ -1070,6 +1166,12 @@ SELECT c.id, c.key, c.assignment_type, c.namespace_id, c.namespace_start, c.name
 		a.id, a.status, a.definition
 		FROM campaigns c LEFT JOIN audiences a ON a.id = c.audience_id
 		WHERE c.app_id = $1 AND c.status = 'active' ORDER BY c.id;
+
+-- DB.loadRuleset#2 (ruleset.go)
+SELECT MAX(m) FROM (
+		SELECT MAX(updated_at) AS m FROM campaigns WHERE app_id = $1
+		UNION ALL SELECT MAX(updated_at) FROM content_views WHERE app_id = $2
+		UNION ALL SELECT MAX(updated_at) FROM audiences WHERE app_id = $3) t;
 
 -- DB.rulesetVariants#1 (ruleset.go)
 SELECT v.campaign_id, v.id, v.name, v.traffic_allocation, v.content_view_id, v.is_control
@@ -1185,5 +1287,5 @@ SELECT delivery_id, at, response_status, error, duration_ms FROM webhook_attempt
 
 -- DB.FindDeliveryByID#1 (webhooks.go)
 SELECT d.id, d.webhook_id, d.event, d.payload, d.status, d.next_attempt_at, d.created_at,
-	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id) FROM webhook_deliveries d
+	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id), d.redacted_at FROM webhook_deliveries d
 		JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = $1 AND d.webhook_id = $2 AND w.app_id = $3;

@@ -461,6 +461,59 @@ INSERT INTO dashboard_password_resets (token_hash, user_id, created_by, created_
 INSERT INTO webhooks (app_id, url, events, secret, headers, max_retries, timeout_seconds,
 			description, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id;
 
+-- Tx.eraseUser#1 (erasure.go)
+SELECT 1 FROM apps WHERE id = ?;
+
+-- Tx.eraseUser#2 (erasure.go)
+DELETE FROM events WHERE app_id = ? AND session_id = ? AND user_id IS NULL;
+
+-- Tx.eraseUser#3 (erasure.go)
+DELETE FROM form_submissions WHERE app_id = ? AND session_id = ?;
+
+-- Tx.eraseUser#4 (erasure.go)
+DELETE FROM assignments
+			WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?) AND user_key = ?;
+
+-- Tx.eraseUser#5 (erasure.go)
+DELETE FROM metric_values
+			WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?)
+				AND metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND user_key = ?;
+
+-- Tx.eraseUser#6 (erasure.go)
+DELETE FROM form_submissions WHERE app_id = ? AND user_id = ?;
+
+-- Tx.eraseUser#7 (erasure.go)
+DELETE FROM users WHERE app_id = ? AND user_id = ?;
+
+-- Tx.eraseUser#8 (erasure.go)
+DELETE FROM session_links WHERE app_id = ? AND user_id = ?;
+
+-- linkedSessions#1 (erasure.go)
+SELECT session_id FROM session_links WHERE app_id = ? AND user_id = ? ORDER BY session_id;
+
+-- Tx.redactDeliveries#1 (erasure.go)
+SELECT d.id, d.payload FROM webhook_deliveries d
+			WHERE d.webhook_id IN (SELECT id FROM webhooks WHERE app_id = ?) AND d.redacted_at IS NULL AND instr(d.payload, ?) > 0;
+
+-- Tx.redactDeliveries#2 (erasure.go)
+UPDATE webhook_deliveries SET payload = ?, redacted_at = ? WHERE id = ?;
+
+-- Tx.recordErasure#1 (erasure.go)
+INSERT INTO erasure_state (id, salt, count) VALUES (1, ?, 1)
+		ON CONFLICT (id) DO UPDATE SET count = erasure_state.count + 1 RETURNING salt, count;
+
+-- Tx.recordErasure#2 (erasure.go)
+INSERT INTO erasure_scrubs (requested_at) VALUES (?);
+
+-- DB.noticeErasures#1 (erasure.go)
+SELECT count FROM erasure_state WHERE id = 1;
+
+-- DB.ScrubErasures#1 (erasure.go)
+SELECT COALESCE(MAX(id), 0), COUNT(*) FROM erasure_scrubs;
+
+-- DB.ScrubErasures#2 (erasure.go)
+DELETE FROM erasure_scrubs WHERE id <= ?;
+
 -- Tx.logEvent#1 (events.go)
 SELECT id, event_id, ts FROM events WHERE app_id = ? AND log_id = ?;
 
@@ -502,6 +555,44 @@ DELETE FROM form_submissions WHERE id IN
 
 -- DB.appRetentions#1 (events.go)
 SELECT id, event_retention_days, form_retention_days FROM apps ORDER BY id;
+
+-- DB.ExportUser#1 (export.go)
+SELECT 1 FROM apps WHERE id = ?;
+
+-- DB.ExportUser#2 (export.go)
+SELECT user_id, attributes, first_seen, last_seen FROM users WHERE app_id = ? AND user_id = ?;
+
+-- DB.ExportUser#3 (export.go)
+SELECT c.id, c.name, c.key, v.id, v.name, a.assigned_at, a.converted_at, a.covariate
+				FROM campaigns c JOIN assignments a ON a.campaign_id = c.id AND a.user_key = ?
+				JOIN campaign_variants v ON v.id = a.variant_id
+				WHERE c.app_id = ? ORDER BY c.id;
+
+-- DB.ExportUser#4 (export.go)
+SELECT mv.campaign_id, m.id, m.key, mv.value FROM metric_values mv JOIN metrics m ON m.id = mv.metric_id
+					WHERE mv.campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?)
+						AND mv.metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND mv.user_key = ?
+					ORDER BY mv.campaign_id, m.id;
+
+-- DB.ExportUser#5 [1/2] (export.go)
+SELECT id, content_view_id, data, user_id, session_id, environment, submitted_at
+				FROM form_submissions WHERE app_id = ? AND (user_id = ?) ORDER BY id;
+
+-- DB.ExportUser#5 [2/2] (export.go)
+SELECT id, content_view_id, data, user_id, session_id, environment, submitted_at
+				FROM form_submissions WHERE app_id = ? AND (user_id = ? OR session_id = ?) ORDER BY id;
+
+-- DB.ExportUser#6 (export.go)
+SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events NOT INDEXED
+		WHERE app_id = ? AND user_id = ? AND id IN (
+			SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
+				WHERE e.app_id = ? AND e.user_id = ? AND e.id <= (SELECT upto FROM event_users_upto)
+			UNION ALL SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?)
+		ORDER BY id;
+
+-- DB.ExportUser#7 (export.go)
+SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events
+					WHERE app_id = ? AND session_id = ? AND user_id IS NULL ORDER BY id;
 
 -- DB.SubmitForm#1 (forms.go)
 SELECT id, app_id, name, status, items, published_at, created_at, updated_at FROM content_views WHERE id = ? AND app_id = ?;
@@ -646,11 +737,11 @@ SELECT id, app_id, url, events, secret, headers, max_retries, timeout_seconds, d
 
 -- findPage#2 [15/16] (list.go)
 SELECT d.id, d.webhook_id, d.event, d.payload, d.status, d.next_attempt_at, d.created_at,
-	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id) FROM webhook_deliveries d WHERE d.webhook_id = ? ORDER BY d.id DESC LIMIT ? OFFSET ?;
+	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id), d.redacted_at FROM webhook_deliveries d WHERE d.webhook_id = ? ORDER BY d.id DESC LIMIT ? OFFSET ?;
 
 -- findPage#2 [16/16] (list.go)
 SELECT d.id, d.webhook_id, d.event, d.payload, d.status, d.next_attempt_at, d.created_at,
-	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id) FROM webhook_deliveries d WHERE d.webhook_id = ? AND d.status = ? ORDER BY d.id DESC LIMIT ? OFFSET ?;
+	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id), d.redacted_at FROM webhook_deliveries d WHERE d.webhook_id = ? AND d.status = ? ORDER BY d.id DESC LIMIT ? OFFSET ?;
 
 -- DB.FindAppRole#1 (members.go)
 SELECT role FROM app_members WHERE user_id = ? AND app_id = ?;
@@ -969,6 +1060,12 @@ SELECT c.id, c.key, c.assignment_type, c.namespace_id, c.namespace_start, c.name
 		FROM campaigns c LEFT JOIN audiences a ON a.id = c.audience_id
 		WHERE c.app_id = ? AND c.status = 'active' ORDER BY c.id;
 
+-- DB.loadRuleset#2 (ruleset.go)
+SELECT MAX(m) FROM (
+		SELECT MAX(updated_at) AS m FROM campaigns WHERE app_id = ?
+		UNION ALL SELECT MAX(updated_at) FROM content_views WHERE app_id = ?
+		UNION ALL SELECT MAX(updated_at) FROM audiences WHERE app_id = ?) t;
+
 -- DB.rulesetVariants#1 (ruleset.go)
 SELECT v.campaign_id, v.id, v.name, v.traffic_allocation, v.content_view_id, v.is_control
 		FROM campaign_variants v JOIN campaigns c ON c.id = v.campaign_id
@@ -1112,11 +1209,19 @@ SELECT user_id, event_id, ts FROM events NOT INDEXED WHERE id > ? AND app_id = ?
 -- sqliteEngine.purgeApp#1 (sqlite_engine.go)
 DELETE FROM event_users WHERE app_id = ?;
 
--- sqliteEngine.secureDelete#1 (sqlite_engine.go)
-PRAGMA secure_delete = ON;
+-- sqliteEraser.userEvents#1 (sqlite_erasure.go)
+SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
+			WHERE e.app_id = ? AND e.user_id = ?
+		UNION SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?;
 
--- sqliteEngine.secureDeleteOff#1 (sqlite_engine.go)
-PRAGMA secure_delete = OFF;
+-- sqliteEraser.userEvents#2 (sqlite_erasure.go)
+DELETE FROM event_users WHERE app_id = ? AND user_id = ?;
+
+-- sqliteEraser.userEvents#3 (sqlite_erasure.go)
+DELETE FROM events WHERE id IN (SELECT value FROM json_each(?)) AND app_id = ? AND user_id = ?;
+
+-- sqliteEraser.scrub#1 (sqlite_erasure.go)
+PRAGMA wal_checkpoint(TRUNCATE);
 
 -- Tx.indexChunk#1 (sqlite_eventindex.go)
 UPDATE event_users_upto SET upto = ? WHERE upto < ?;
@@ -1304,5 +1409,5 @@ SELECT delivery_id, at, response_status, error, duration_ms FROM webhook_attempt
 
 -- DB.FindDeliveryByID#1 (webhooks.go)
 SELECT d.id, d.webhook_id, d.event, d.payload, d.status, d.next_attempt_at, d.created_at,
-	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id) FROM webhook_deliveries d
+	(SELECT COUNT(*) FROM webhook_attempts a WHERE a.delivery_id = d.id), d.redacted_at FROM webhook_deliveries d
 		JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ? AND d.webhook_id = ? AND w.app_id = ?;
