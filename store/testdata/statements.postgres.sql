@@ -613,18 +613,18 @@ INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES ($1, $
 SELECT user_id FROM session_links WHERE app_id = $1 AND session_id = $2;
 
 -- Tx.copyAssignments#1 (links.go)
-SELECT a.campaign_id, a.variant_id, a.assigned_at, a.converted_at, a.covariate
-		FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = $1
+SELECT c.id FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = $1
 		WHERE c.app_id = $2 AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = $3)
 		ORDER BY c.id;
 
--- Tx.copyAssignments#2 (links.go)
+-- Tx.takeSession#1 (links.go)
 INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, converted_at, covariate)
-			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (campaign_id, user_key) DO NOTHING;
+		SELECT campaign_id, $1, variant_id, assigned_at, converted_at, covariate FROM assignments WHERE campaign_id = $2 AND user_key = $3
+		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id, converted_at;
 
--- Tx.copyAssignments#3 (links.go)
+-- Tx.takeSession#2 (links.go)
 UPDATE metric_values SET user_key = $1 WHERE campaign_id = $2
-			AND metric_id IN (SELECT id FROM metrics WHERE app_id = $3) AND user_key = $4;
+		AND metric_id IN (SELECT id FROM metrics WHERE app_id = $3) AND user_key = $4;
 
 -- DB.FindSessionLink#1 (links.go)
 SELECT user_id, linked_at FROM session_links WHERE app_id = $1 AND session_id = $2;

@@ -623,18 +623,18 @@ INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES (?, ?,
 SELECT user_id FROM session_links WHERE app_id = ? AND session_id = ?;
 
 -- Tx.copyAssignments#1 (links.go)
-SELECT a.campaign_id, a.variant_id, a.assigned_at, a.converted_at, a.covariate
-		FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = ?
+SELECT c.id FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = ?
 		WHERE c.app_id = ? AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = ?)
 		ORDER BY c.id;
 
--- Tx.copyAssignments#2 (links.go)
+-- Tx.takeSession#1 (links.go)
 INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, converted_at, covariate)
-			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (campaign_id, user_key) DO NOTHING;
+		SELECT campaign_id, ?, variant_id, assigned_at, converted_at, covariate FROM assignments WHERE campaign_id = ? AND user_key = ?
+		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id, converted_at;
 
--- Tx.copyAssignments#3 (links.go)
+-- Tx.takeSession#2 (links.go)
 UPDATE metric_values SET user_key = ? WHERE campaign_id = ?
-			AND metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND user_key = ?;
+		AND metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND user_key = ?;
 
 -- DB.FindSessionLink#1 (links.go)
 SELECT user_id, linked_at FROM session_links WHERE app_id = ? AND session_id = ?;
