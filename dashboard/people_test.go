@@ -119,7 +119,8 @@ func TestPeopleInChromium(t *testing.T) {
 			chromedp.SendKeys(chromedp.CSS(`input[name=email]`), email),
 			chromedp.SendKeys(chromedp.CSS(`input[name=password]`), "a long enough password"),
 			chromedp.Click(chromedp.CSS(`form[action="/signin"] button[type=submit]`)),
-			chromedp.WaitVisible(chromedp.CSS(`main`)))
+			// Signed in: the sign-in page has no sign-out form.
+			chromedp.WaitVisible(chromedp.CSS(`form[action="/signout"]`)))
 	}
 	people := fmt.Sprintf("%s/apps/%d/users", e.srv.URL, app)
 
