@@ -272,6 +272,14 @@ func TestIdentifyBadInput(t *testing.T) {
 			}
 		})
 	}
+	t.Run("EmptySessionLinksNothing", func(t *testing.T) {
+		if a := e.idIdentify(map[string]any{"userId": "alone", "sessionId": ""}); a.status != http.StatusOK {
+			t.Fatalf("status %d: %s", a.status, a.body)
+		}
+		if a := e.idIdentify(map[string]any{"userId": "another", "sessionId": ""}); a.status != http.StatusOK {
+			t.Fatalf("a second user with an empty session: status %d, want 200: %s", a.status, a.body)
+		}
+	})
 	t.Run("ConflictWritesNothing", func(t *testing.T) {
 		e.must(http.StatusOK, "POST", pathf("/v1/apps-external/%d/identify", e.App.ID), e.Cli, map[string]any{"userId": "first", "sessionId": "shared"})
 		a := e.idIdentify(map[string]any{"userId": "second", "sessionId": "shared", "attributes": map[string]any{"plan": "pro"}})
