@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
 	// registers the cgo-free "sqlite" driver
 
 	"github.com/golang-migrate/migrate/v4"
@@ -25,6 +26,7 @@ import (
 	"service/keyring"
 	"service/netpolicy"
 	"service/store/postgres"
+	"service/store/sqlite"
 )
 
 // DB is the service's database, in one SQLite file or in PostgreSQL: one
@@ -89,7 +91,7 @@ type DB struct {
 	audiences      *audienceCache
 	batch          *batcher
 	ix             eventIndexer
-	ckpt           *checkpoints
+	ckpt           *sqlite.Checkpoints
 	closed         atomic.Bool
 	// lockWait bounds begin's wait for the write lock (writeLockWait;
 	// shorter in tests), and lockWaits counts its retries.

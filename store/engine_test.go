@@ -19,6 +19,7 @@ var engineMarkers = []string{
 	"NOT INDEXED", "INDEXED BY", "event_users", "json_each", "jsonb", "WITH ORDINALITY", "unnest(",
 	"pg_", "$1", "PRAGMA", "FOR UPDATE", "SKIP LOCKED", "VACUUM", "ANALYZE", "GREATEST(", "strpos(",
 	"data_version", "advisory", ".ix.", "db.ckpt", "db.watch", "isPGCode",
+	"INSERT OR ", "sqlite_", "::", "ILIKE", "LATERAL", "xid",
 }
 
 // TestDomainFilesHoldNoEngineCode keeps the seam between the domain and the

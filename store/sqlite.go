@@ -52,7 +52,7 @@ func openSQLite(ctx context.Context, path string, up bool, opts Options) (*DB, e
 		}
 	}
 	db.batch = newBatcher(db)
-	if db.ckpt, err = startCheckpoints(path, opts); err != nil {
+	if db.ckpt, err = sqlite.StartCheckpoints(path, opts.walLimit, opts.CheckpointCommand, opts.Log); err != nil {
 		db.batch.close()
 		db.close()
 		return nil, err
@@ -148,4 +148,9 @@ func ReadWatermark(ctx context.Context, path string) (Watermark, error) {
 // Restore replaces the database at dst with the copy at src (sqlite.Restore).
 func Restore(ctx context.Context, src, dst string, force bool) error {
 	return sqlite.Restore(ctx, src, dst, force)
+}
+
+// RunCheckpointer is the checkpointer process's body (sqlite.RunCheckpointer).
+func RunCheckpointer(path string, walLimitBytes int64, stop <-chan struct{}) error {
+	return sqlite.RunCheckpointer(path, walLimitBytes, stop)
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -83,12 +82,12 @@ func TestCheckpointerMovesWALIntoTheDatabase(t *testing.T) {
 	for _, mode := range checkpointModes {
 		t.Run(mode.name, func(t *testing.T) {
 			db, app := mustOpenAppWith(t, Options{CheckpointCommand: mode.cmd})
-			if mode.cmd != nil && db.ckpt.pid.Load() == 0 {
-				testwait.Until(t, 30*time.Second, "the checkpointer process to start", func() bool { return db.ckpt.pid.Load() != 0 })
+			if mode.cmd != nil && db.ckpt.PID() == 0 {
+				testwait.Until(t, 30*time.Second, "the checkpointer process to start", func() bool { return db.ckpt.PID() != 0 })
 			}
 			writePadded(t, db, app, 600, 32<<10) // about 20 MiB, five times the old automatic threshold
 			testwait.Until(t, 30*time.Second, "the ~20 MiB written checkpointed into the main file", func() bool { return fileSize(db.path) >= 18<<20 })
-			if mode.cmd != nil && db.ckpt.pid.Load() == 0 {
+			if mode.cmd != nil && db.ckpt.PID() == 0 {
 				t.Fatal("the checkpointer process is gone: the goroutine did the work")
 			}
 		})
@@ -143,53 +142,6 @@ func TestCheckpointerRestartsWALUnderConstantWrites(t *testing.T) {
 	}
 }
 
-// TestCheckpointerCatchesUpBeforeRestart: a RESTART holds the writer back
-// while it copies what is left, so past the WAL's limit passive passes,
-// which block no one, first copy what committed meanwhile; the RESTART
-// comes last, and the next write starts the log over.
-func TestCheckpointerCatchesUpBeforeRestart(t *testing.T) {
-	sqliteOnly(t)
-	// A database of its own: a store's checkpointer running at the same
-	// moment would make a pass report busy instead of the WAL's length.
-	path := tempDBPath(t)
-	w, err := sql.Open("sqlite", DSN(path))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	if _, err := w.Exec(`CREATE TABLE t (pad BLOB)`); err != nil {
-		t.Fatal(err)
-	}
-	for range 20 {
-		if _, err := w.Exec(`INSERT INTO t VALUES (zeroblob(4096))`); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := newCheckpointer(path, pageSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.conn.Close()
-	var modes []string
-	c.ran = func(mode string) { modes = append(modes, mode) }
-	first := walSequence(t, path)
-	if _, err := c.checkpoint(); err != nil {
-		t.Fatal(err)
-	}
-	// A pass over an idle WAL is quick, so one catch-up pass is the usual
-	// count; a slow machine may take more, never past the bound.
-	passes := strings.Count(strings.Join(modes, " "), "PASSIVE")
-	if len(modes) < 3 || modes[len(modes)-1] != "RESTART" || passes != len(modes)-1 || passes > 1+catchUpPasses {
-		t.Fatalf("checkpoint past the limit ran %v, want PASSIVE, 1 to %d catch-up PASSIVE passes, then RESTART", modes, catchUpPasses)
-	}
-	if _, err := w.Exec(`INSERT INTO t VALUES (zeroblob(4096))`); err != nil {
-		t.Fatal(err)
-	}
-	if walSequence(t, path) == first {
-		t.Fatal("the write after the RESTART did not start the WAL over")
-	}
-}
-
 // TestCheckpointerProcessStopsWithTheDatabase: closing the database ends
 // the child, so no process outlives the server that started it.
 func TestCheckpointerProcessStopsWithTheDatabase(t *testing.T) {
@@ -198,8 +150,8 @@ func TestCheckpointerProcessStopsWithTheDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testwait.Until(t, 30*time.Second, "the checkpointer process to start", func() bool { return db.ckpt.pid.Load() != 0 })
-	pid := int(db.ckpt.pid.Load())
+	testwait.Until(t, 30*time.Second, "the checkpointer process to start", func() bool { return db.ckpt.PID() != 0 })
+	pid := int(db.ckpt.PID())
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -229,12 +181,12 @@ func TestCheckpointerFallsBackToAGoroutine(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			db, app := mustOpenAppWith(t, Options{CheckpointCommand: tc.cmd})
 			if tc.kill {
-				testwait.Until(t, 30*time.Second, "the checkpointer process to start", func() bool { return db.ckpt.pid.Load() != 0 })
-				if err := syscall.Kill(int(db.ckpt.pid.Load()), syscall.SIGKILL); err != nil {
+				testwait.Until(t, 30*time.Second, "the checkpointer process to start", func() bool { return db.ckpt.PID() != 0 })
+				if err := syscall.Kill(int(db.ckpt.PID()), syscall.SIGKILL); err != nil {
 					t.Fatal(err)
 				}
 			}
-			testwait.Until(t, 30*time.Second, "the goroutine to take over", func() bool { return db.ckpt.pid.Load() == 0 })
+			testwait.Until(t, 30*time.Second, "the goroutine to take over", func() bool { return db.ckpt.PID() == 0 })
 			writePadded(t, db, app, 300, 32<<10)
 			testwait.Until(t, 30*time.Second, "the ~10 MiB written checkpointed into the main file", func() bool { return fileSize(db.path) >= 9<<20 })
 		})
@@ -266,29 +218,21 @@ func walSequence(t *testing.T, path string) uint32 {
 }
 
 // TestCheckpointerStartsWALWriteback: the checkpointer hands the WAL's new
-// pages to the disk between checkpoints (see writeback), and the call works
-// on the read-only descriptor it keeps.
+// pages to the disk between checkpoints (see sqlite.Checkpoints; the call
+// on a read-only descriptor is store/sqlite's TestStartWritebackReadOnly).
 func TestCheckpointerStartsWALWriteback(t *testing.T) {
 	sqliteOnly(t)
 	db, app, _ := mustOpenApp(t, eventsT0)
 	ctx := context.Background()
-	before := db.ckpt.worker.writebacks.Load()
+	before := db.ckpt.Writebacks()
 	deadline := time.Now().Add(30 * time.Second)
-	for db.ckpt.worker.writebacks.Load() < before+3 {
+	for db.ckpt.Writebacks() < before+3 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d WAL writebacks in 30 s of writes, want at least 3", db.ckpt.worker.writebacks.Load()-before)
+			t.Fatalf("%d WAL writebacks in 30 s of writes, want at least 3", db.ckpt.Writebacks()-before)
 		}
 		if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "view", SessionID: "s"}); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(5 * time.Millisecond)
-	}
-	f, err := os.Open(db.path + "-wal")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := startWriteback(f); err != nil {
-		t.Fatalf("writeback on a read-only WAL descriptor: %v", err)
 	}
 }

@@ -41,7 +41,7 @@ func (e sqliteEngine) close() {
 		<-db.ix.done
 	}
 	if db.ckpt != nil {
-		db.ckpt.close()
+		db.ckpt.Close()
 	}
 }
 
@@ -230,7 +230,7 @@ func (sqliteEngine) trimRateWindows(context.Context, int64) (int64, error) {
 // empties the WAL. Best effort: a busy reader only delays it.
 func (e sqliteEngine) scrubReplaced(ctx context.Context) {
 	if e.db.ckpt != nil {
-		_ = e.db.ckpt.truncate(ctx)
+		_ = e.db.ckpt.Truncate(ctx)
 	}
 }
 

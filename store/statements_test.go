@@ -173,6 +173,9 @@ func registry(t *testing.T) (list []statement, unbuilt []string) {
 				if local, isLocal := calls[calledName(call.Fun)]; isLocal {
 					at, ok = local, true
 				}
+				if name := calledName(call.Fun); (name == "Exec" || name == "Query" || name == "QueryRow") && len(call.Args) > 0 && !isContext(call.Args[0]) {
+					at = 0 // database/sql's Exec, Query and QueryRow, without one
+				}
 				if !ok || at >= len(call.Args) {
 					return true
 				}
@@ -265,6 +268,20 @@ func wrappers(src *source) map[string]int {
 		}
 	}
 	return methods
+}
+
+// isContext reports whether e names a context: ctx, or a field of that
+// name (tx.ctx).
+func isContext(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name == "ctx" || x.Name == "pctx"
+	case *ast.SelectorExpr:
+		return x.Sel.Name == "ctx"
+	case *ast.CallExpr:
+		return calledName(x.Fun) == "Background" || calledName(x.Fun) == "TODO"
+	}
+	return false
 }
 
 // localWrappers returns the function's closures that run a text their
@@ -758,6 +775,9 @@ var builtStatements = map[string]func(engine) []string{
 		}
 		q, _ := e.eventsOf(1, "u")
 		return []string{q}
+	},
+	"sqlite.checkpointer.run#1": func(engine) []string {
+		return []string{`PRAGMA wal_checkpoint(PASSIVE)`, `PRAGMA wal_checkpoint(RESTART)`}
 	},
 	"sqlite.ReadWatermark#3": func(engine) []string { return []string{`SELECT max(rowid) FROM "events"`} },
 }

@@ -1194,7 +1194,13 @@ SELECT max(rowid) FROM "events";
 -- sqlite.ReadWatermark#4 (sqlite/backup.go)
 SELECT name, seq FROM sqlite_sequence;
 
--- checkpoints.truncate#1 (sqlite_checkpoints.go)
+-- sqlite.checkpointer.run#1 [1/2] (sqlite/checkpoint.go)
+PRAGMA wal_checkpoint(PASSIVE);
+
+-- sqlite.checkpointer.run#1 [2/2] (sqlite/checkpoint.go)
+PRAGMA wal_checkpoint(RESTART);
+
+-- sqlite.Checkpoints.Truncate#1 (sqlite/checkpoints.go)
 PRAGMA wal_checkpoint(TRUNCATE);
 
 -- sqliteEngine.audienceTail#1 (sqlite_engine.go)

@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// checkpoints runs the database's checkpointer, in a child process when
-// Options.CheckpointCommand names one, else as a goroutine.
+// Checkpoints runs the database's checkpointer, in a child process when
+// the store's Options.CheckpointCommand names one, else as a goroutine.
 //
 // Why a process: a checkpoint ends in fsyncs, and a Go thread blocked in
 // fsync keeps its scheduler slot until the runtime's monitor notices, which
@@ -25,7 +25,7 @@ import (
 // The child checkpoints until its standard input ends: when this side
 // closes it, or dies, even by kill -9. If the child fails, the goroutine
 // takes over, so the WAL never grows unchecked.
-type checkpoints struct {
+type Checkpoints struct {
 	worker *checkpointer
 	stop   chan struct{}
 	done   chan struct{}
@@ -37,25 +37,27 @@ type checkpoints struct {
 // finish the checkpoint it is in; a RESTART one may wait on readers.
 const checkpointStopTimeout = 30 * time.Second
 
-func startCheckpoints(path string, opts Options) (*checkpoints, error) {
-	w, err := newCheckpointer(path, opts.walLimit)
+// StartCheckpoints starts the checkpointer of the file at path, whose WAL
+// it keeps under walLimit bytes (0: WALLimit): in the process command
+// returns, if command is not nil, else in a goroutine.
+func StartCheckpoints(path string, walLimit int64, command func(path string, walLimit int64) *exec.Cmd, log *slog.Logger) (*Checkpoints, error) {
+	w, err := newCheckpointer(path, walLimit)
 	if err != nil {
 		return nil, err
 	}
-	log := opts.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	cs := &checkpoints{worker: w, stop: make(chan struct{}), done: make(chan struct{}), log: log}
+	cs := &Checkpoints{worker: w, stop: make(chan struct{}), done: make(chan struct{}), log: log}
 	var cmd *exec.Cmd
-	if opts.CheckpointCommand != nil {
-		cmd = opts.CheckpointCommand(path, w.limit)
+	if command != nil {
+		cmd = command(path, w.limit)
 	}
 	go cs.run(cmd)
 	return cs, nil
 }
 
-func (cs *checkpoints) run(cmd *exec.Cmd) {
+func (cs *Checkpoints) run(cmd *exec.Cmd) {
 	defer close(cs.done)
 	if cmd != nil {
 		err := cs.runProcess(cmd)
@@ -69,7 +71,7 @@ func (cs *checkpoints) run(cmd *exec.Cmd) {
 
 // runProcess runs the child until stop, and returns nil then; an error
 // means the child could not start or ended on its own.
-func (cs *checkpoints) runProcess(cmd *exec.Cmd) error {
+func (cs *Checkpoints) runProcess(cmd *exec.Cmd) error {
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -99,20 +101,27 @@ func (cs *checkpoints) runProcess(cmd *exec.Cmd) error {
 	}
 }
 
-// truncate checkpoints everything and empties the WAL, waiting
+// Truncate checkpoints everything and empties the WAL, waiting
 // busy_timeout for readers and writers, which the server's own writer
-// connection does not (see DB.begin). Any connection may checkpoint.
-func (cs *checkpoints) truncate(ctx context.Context) error {
+// connection does not (see store.DB.begin). Any connection may checkpoint.
+func (cs *Checkpoints) Truncate(ctx context.Context) error {
 	_, err := cs.worker.conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 	return err
 }
 
-// close stops the checkpointer, then truncates the WAL: a cleanly closed
+// Close stops the checkpointer, then truncates the WAL: a cleanly closed
 // database is one compact file (after a crash, WAL recovery handles it
 // anyway).
-func (cs *checkpoints) close() {
+func (cs *Checkpoints) Close() {
 	close(cs.stop)
 	<-cs.done
-	_ = cs.truncate(context.Background())
+	_ = cs.Truncate(context.Background())
 	cs.worker.conn.Close()
 }
+
+// PID is the checkpointer process's, while one runs, else 0.
+func (cs *Checkpoints) PID() int64 { return cs.pid.Load() }
+
+// Writebacks counts the WAL writebacks the goroutine's checkpointer
+// started (see writeback).
+func (cs *Checkpoints) Writebacks() int64 { return cs.worker.writebacks.Load() }

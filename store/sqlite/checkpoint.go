@@ -1,4 +1,4 @@
-package store
+package sqlite
 
 import (
 	"database/sql"
@@ -6,8 +6,6 @@ import (
 	"os"
 	"sync/atomic"
 	"time"
-
-	"service/store/sqlite"
 )
 
 // checkpointInterval is how often the checkpointer copies committed WAL
@@ -18,7 +16,7 @@ const checkpointInterval = 50 * time.Millisecond
 // checkpointer moves WAL frames into the database file on its own
 // connection, so that no commit carries a checkpoint's copying and fsyncs
 // (wal_autocheckpoint is off in the DSN). It runs in a process of its own
-// when serve starts one (see checkpoints), else as a goroutine.
+// when serve starts one (see Checkpoints), else as a goroutine.
 //
 // A PASSIVE checkpoint never blocks the writer or readers, and when it has
 // copied every frame the next write transaction starts the WAL over from
@@ -47,9 +45,9 @@ type checkpointer struct {
 // use, so one that never runs costs nothing. A limit of 0 means walLimit.
 func newCheckpointer(path string, limit int64) (*checkpointer, error) {
 	if limit <= 0 {
-		limit = sqlite.WALLimit
+		limit = WALLimit
 	}
-	conn, err := sql.Open("sqlite", sqlite.DSN(path, "cache_size(-256)"))
+	conn, err := sql.Open("sqlite", dsn(path, "cache_size(-256)"))
 	if err != nil {
 		return nil, err
 	}
