@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"service/store/sqlite"
 )
 
 // watchInterval bounds how long a change committed by another process on
@@ -60,36 +62,13 @@ func (db *DB) startWatcher() {
 	ctx, stop := context.WithCancel(context.Background())
 	w := &watcher{stop: stop, done: make(chan struct{})}
 	db.watch = w
-	if v, err := db.dataVersion(ctx); err == nil {
+	if v, err := sqlite.DataVersion(ctx, db.write); err == nil {
 		db.sawDataVersion(v)
 	}
-	db.noticeErasures(ctx)
 	go func() {
 		defer close(w.done)
-		t := time.NewTicker(watchInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			v, err := db.dataVersion(ctx)
-			if err != nil {
-				continue // closed, or busy: the next tick asks again
-			}
-			db.sawDataVersion(v)
-			if db.erasuresDue.Swap(false) {
-				db.noticeErasures(ctx)
-			}
-		}
+		sqlite.WatchDataVersion(ctx, db.write, watchInterval, func(v int64) { db.sawDataVersion(v) })
 	}()
-}
-
-func (db *DB) dataVersion(ctx context.Context) (int64, error) {
-	var v int64
-	err := db.write.QueryRowContext(ctx, `PRAGMA data_version`).Scan(&v)
-	return v, err
 }
 
 func (w *watcher) close() {
