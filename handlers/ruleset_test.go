@@ -373,6 +373,27 @@ func TestRulesetStream(t *testing.T) {
 			t.Errorf("another app's key: %d, want 403", res.StatusCode)
 		}
 	})
+	t.Run("WriteTimeout", func(t *testing.T) {
+		// serve's write timeout is for answers: a stream outlives it.
+		ts := httptest.NewUnstartedServer(e.Srv)
+		ts.Config.WriteTimeout = 100 * time.Millisecond
+		ts.Start()
+		defer ts.Close()
+		st := sseOpen(t, ts.URL+pathf("/v1/apps-external/%d/ruleset/stream?key=%s", e.App.ID, e.Cli), nil)
+		defer st.res.Body.Close() // before ts.Close, which waits for the stream to end
+		wantVersion(t, st.next(5*time.Second), v1)
+		opened := time.Now()
+		for time.Since(opened) < 300*time.Millisecond {
+			select {
+			case _, ok := <-st.evs:
+				if !ok {
+					t.Fatalf("the stream ended after %s: %v", time.Since(opened), <-st.errc)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("no heartbeat")
+			}
+		}
+	})
 	t.Run("Shutdown", func(t *testing.T) {
 		e.Srv.EndStreams()
 		for range s.evs {
