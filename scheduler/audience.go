@@ -9,15 +9,18 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"service/store"
 )
 
 // Audiences recounts every active audience each Interval.
 type Audiences struct {
-	DB       *store.DB
+	DB       AudiencesDB
 	Interval time.Duration
 	Log      *slog.Logger
+}
+
+// AudiencesDB is what Audiences needs of the database (a *store.DB).
+type AudiencesDB interface {
+	RecountAudiences(ctx context.Context) error
 }
 
 // maxAudienceBackoff bounds how many ticks a failing recount skips.

@@ -4,18 +4,21 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"service/store"
 )
 
 // Scrub has the database clear what erasures of end users left behind in
 // its files, every Interval: the SQLite WAL's older frames, PostgreSQL's
-// dead row versions (see store.ScrubErasures). It is the leader's job so
+// dead row versions (see store.DB.ScrubErasures). It is the leader's job so
 // that an erasure's request never waits for it.
 type Scrub struct {
-	DB       *store.DB
+	DB       ScrubDB
 	Interval time.Duration
 	Log      *slog.Logger
+}
+
+// ScrubDB is what Scrub needs of the database (a *store.DB).
+type ScrubDB interface {
+	ScrubErasures(ctx context.Context) (int64, error)
 }
 
 // Run scrubs at start and then every Interval until ctx ends.

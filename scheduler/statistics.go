@@ -4,21 +4,25 @@ import (
 	"context"
 	"log/slog"
 	"time"
-
-	"service/store"
 )
 
 // Statistics has the database gather the statistics of each table that
 // has none yet once it holds MinRows rows, every Interval: on PostgreSQL,
 // a table that filled before autovacuum's first pass over it is otherwise
-// planned blind (see store.TablesWithoutStatistics). Once a table was
+// planned blind (see store.DB.TablesWithoutStatistics). Once a table was
 // analyzed, or skipped because the database role does not own it, it is
 // not asked for again by this process: autovacuum takes it from there.
 type Statistics struct {
-	DB       *store.DB
+	DB       StatisticsDB
 	Interval time.Duration
 	MinRows  int64
 	Log      *slog.Logger
+}
+
+// StatisticsDB is what Statistics needs of the database (a *store.DB).
+type StatisticsDB interface {
+	TablesWithoutStatistics(ctx context.Context, minRows int64) ([]string, error)
+	AnalyzeTable(ctx context.Context, name string) error
 }
 
 // Run checks at start and then every Interval until ctx ends.

@@ -2,10 +2,12 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,5 +102,61 @@ func TestStatisticsAnalyzesFilledTables(t *testing.T) {
 	}
 	if strings.Contains(log.String(), "level=ERROR") {
 		t.Errorf("errors logged: %q", log.String())
+	}
+}
+
+// fakeStatisticsDB names the same tables at every check, and fails the
+// first analysis of those in failOnce.
+type fakeStatisticsDB struct {
+	mu       sync.Mutex
+	names    []string
+	failOnce map[string]bool
+	analyzed map[string]int
+	checks   int
+	enough   chan struct{} // closed at the fourth check
+}
+
+func (f *fakeStatisticsDB) TablesWithoutStatistics(context.Context, int64) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.checks++; f.checks == 4 {
+		close(f.enough)
+	}
+	return f.names, nil
+}
+
+func (f *fakeStatisticsDB) AnalyzeTable(_ context.Context, name string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.analyzed[name]++
+	if f.failOnce[name] {
+		delete(f.failOnce, name)
+		return errors.New("permission denied")
+	}
+	return nil
+}
+
+// TestStatisticsAsksOncePerTable: a table analyzed is not asked for again
+// by this process, one whose analysis failed is asked again at the next
+// check; against the worker's own small interface, without a database.
+func TestStatisticsAsksOncePerTable(t *testing.T) {
+	f := &fakeStatisticsDB{names: []string{"events", "users"}, failOnce: map[string]bool{"users": true},
+		analyzed: map[string]int{}, enough: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	s := &Statistics{DB: f, Interval: time.Millisecond, Log: slog.New(slog.DiscardHandler)}
+	go func() { done <- s.Run(ctx) }()
+	<-f.enough
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v, want nil once ctx ends", err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if got, want := f.analyzed["events"], 1; got != want {
+		t.Errorf("events analyzed %d times, want %d", got, want)
+	}
+	if got, want := f.analyzed["users"], 2; got != want {
+		t.Errorf("users analyzed %d times, want %d: once failing, once more", got, want)
 	}
 }
