@@ -352,6 +352,9 @@ func (tx *Tx) commit() error {
 	if err := tx.flushConversions(); err != nil {
 		return err
 	}
+	if err := tx.flushMetrics(); err != nil {
+		return err
+	}
 	events, impressions := tx.written()
 	nEvents := len(tx.events)
 	if err := tx.flushEvents(); err != nil {

@@ -89,8 +89,13 @@ func (tx *Tx) linkSession(appID int64, sessionID, userID string) (int64, error) 
 	}
 	k := linkedKey(appID, sessionID, userID)
 	// The session's assignments queued earlier in this batch go in first,
-	// so that the link finds them.
+	// so that the link finds them, and so do its metric events, so that
+	// the link moves their values as it would have had they come in an
+	// earlier commit.
 	if err := tx.flushAssignments(); err != nil {
+		return 0, err
+	}
+	if err := tx.flushMetrics(); err != nil {
 		return 0, err
 	}
 	now := ms(tx.now)

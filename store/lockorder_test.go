@@ -353,11 +353,10 @@ func TestOneLockOrderTwoProcesses(t *testing.T) {
 	}
 }
 
-// TestOneCommitWithMetrics: an event that a campaign's metric counts
-// writes the assignments queued before it, in the middle of the commit.
-// The commit then writes only those queued after, once: each new user is
-// recorded once and takes one round-robin value, the metric counts the
-// user assigned before the event, and a goal event queued before a user's
+// TestOneCommitWithMetrics: the events a campaign's metric counts are
+// written at the commit, after the assignments: each new user is recorded
+// once and takes one round-robin value, the metric counts the user
+// assigned before the event, and a goal event queued before a user's
 // first assignment converts nothing while one after it does.
 func TestOneCommitWithMetrics(t *testing.T) {
 	ctx := context.Background()
@@ -431,6 +430,93 @@ func TestOneCommitWithMetrics(t *testing.T) {
 	for _, ck := range checks {
 		if got := countRows(t, db, ck.q, c.ID); got != ck.want {
 			t.Errorf("%s: %d, want %d", ck.what, got, ck.want)
+		}
+	}
+}
+
+// TestOneCommitMetricEventsOfOneUser: a user's several events in one
+// commit move their values and the variants' sums as much as they would
+// one commit each: a capped sum by the change of the capped total, a
+// conversion metric once, a count by every event; and an event of a user
+// first assigned after it in the commit counts nothing.
+func TestOneCommitMetricEventsOfOneUser(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := mustOpenApp(t, eventsT0)
+	revenue := metricDef(t, db, app, `{"key":"revenue","name":"Revenue","type":"sum","eventId":"order","property":"revenue","cap":500}`)
+	orders := metricDef(t, db, app, `{"key":"orders","name":"Ordered","type":"conversion","eventId":"order"}`)
+	views := metricDef(t, db, app, `{"key":"views","name":"Views","type":"count","eventId":"view"}`)
+	c := metricCampaign(t, db, app, fmt.Sprintf(`{"secondary":[%d,%d,%d]}`, revenue, orders, views))
+	for _, u := range []string{"a", "b"} {
+		if _, err := db.Variant(ctx, app, c.ID, &VariantRequest{UserID: u}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Set(eventsT0.Add(time.Second))
+	active, metrics, err := db.activeWithMetrics(ctx, app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc := active[0]
+	events := []EventInput{
+		{EventID: "order", UserID: "a", Metadata: json.RawMessage(`{"revenue":300}`)},
+		{EventID: "view", UserID: "a"},
+		{EventID: "order", UserID: "a", Metadata: json.RawMessage(`{"revenue":300}`)},
+		{EventID: "order", UserID: "b", Metadata: json.RawMessage(`{"revenue":-20}`)},
+		{EventID: "view", UserID: "a"},
+		{EventID: "order", UserID: "b", Metadata: json.RawMessage(`{"revenue":70}`)},
+		{EventID: "view", UserID: "late"},
+	}
+	res := make([]EventResult, len(events))
+	var out assignOutcome
+	err = db.withTx(ctx, func(tx *Tx) error {
+		for i := range events {
+			if err := tx.logEvent(app, &events[i], nil, metrics[events[i].EventID], &res[i]); err != nil {
+				return err
+			}
+		}
+		return tx.assign(lc, &VariantRequest{UserID: "late"}, 'u', "late", &out)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := func(metric int64, user string) float64 {
+		var v float64
+		if err := db.readRow(ctx, `SELECT coalesce(sum(value), 0) FROM metric_values WHERE metric_id = ? AND user_key = ?`, metric, storedKey('u', user)).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	sums := func(metric int64) (s, q float64) {
+		if err := db.readRow(ctx, `SELECT coalesce(sum(sum), 0), coalesce(sum(sum_sq), 0) FROM metric_sums WHERE metric_id = ?`, metric).Scan(&s, &q); err != nil {
+			t.Fatal(err)
+		}
+		return s, q
+	}
+	for _, ck := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"a's revenue", value(revenue, "a"), 600},
+		{"b's revenue", value(revenue, "b"), 50},
+		{"a's orders", value(orders, "a"), 1},
+		{"a's views", value(views, "a"), 2},
+		{"late's views", value(views, "late"), 0},
+	} {
+		if ck.got != ck.want {
+			t.Errorf("%s: %v, want %v", ck.what, ck.got, ck.want)
+		}
+	}
+	for _, ck := range []struct {
+		what   string
+		metric int64
+		s, q   float64
+	}{
+		{"revenue", revenue, 500 + 50, 500*500 + 50*50},
+		{"orders", orders, 2, 2},
+		{"views", views, 2, 4},
+	} {
+		if s, q := sums(ck.metric); s != ck.s || q != ck.q {
+			t.Errorf("%s sums: %v, %v, want %v, %v", ck.what, s, q, ck.s, ck.q)
 		}
 	}
 }

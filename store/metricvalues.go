@@ -1,57 +1,53 @@
 package store
 
 import (
+	"cmp"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 
+	"service/jsonjs"
 	"service/stats"
 )
 
-// countMetric moves the value, for one metric of one campaign, of the
-// user who logged an event the metric counts, and the sums of the user's
-// variant. The rules are those of a conversion, applied at this moment:
-// the campaign is running, the user was assigned before the event (an
-// impression queued earlier in the batch counts as earlier), and, with a
-// window, the event falls within windowHours of the assignment. A user's
-// stored value is before the cap, so that S moves by the change of the
-// capped value and Q by its square's: S and Q stay exactly what the users'
-// capped values add up to, however the events arrive.
+// countMetric queues, for the commit, the event's move of the value of
+// one metric of one campaign, for the user who logged it, and of the sums
+// of the user's variant (flushMetrics). The rules are those of a
+// conversion, applied at this moment: the campaign is running, the user
+// was assigned before the event (an impression queued earlier in the
+// batch counts as earlier), and, with a window, the event falls within
+// windowHours of the assignment. A user's stored value is before the cap,
+// so that S moves by the change of the capped value and Q by its
+// square's: S and Q stay exactly what the users' capped values add up
+// to, however the events arrive.
 func (tx *Tx) countMetric(t metricTarget, in *EventInput, now int64) error {
 	if ok, err := tx.stillRunning(t.lc, now); err != nil || !ok {
 		return err
 	}
-	if err := tx.flushAssignments(); err != nil {
-		return err
-	}
-	for i, user := range [2]string{in.UserID, in.SessionID} {
-		if user == "" {
-			continue
-		}
-		var key string
-		var vid, at int64
-		var err error
-		if i == 0 {
-			key = storedKey('u', user)
-			err = tx.queryRow(`SELECT variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND user_key = ? AND assigned_at <= ?`,
-				t.lc.id, key, now).Scan(&vid, &at)
-		} else {
-			// By sessionId, the person the session belongs to, as a
-			// conversion finds it (sessionConvert).
-			err = tx.queryRow(sessionAssignment[in.UserID == ""], t.lc.id, t.lc.id, t.lc.appID, user, storedKey('s', user), now).Scan(&key, &vid, &at)
-		}
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		} else if err != nil {
-			return err
-		}
-		if t.m.windowMS > 0 && now-at >= t.m.windowMS {
+	delta := 1.0
+	if t.m.typ == MetricSum {
+		if delta = metadataNumber(in.Metadata, t.m.property); delta == 0 {
 			return nil
 		}
-		return tx.moveMetric(t, key, vid, in)
 	}
+	tx.metrics = append(tx.metrics, pendingMetric{t: t, user: in.UserID, session: in.SessionID, delta: delta, queued: tx.queued, now: now})
 	return nil
+}
+
+// pendingMetric is an event's move of a metric, waiting for the commit:
+// the user's ids, the value's change (1 for a count or a conversion), and
+// how many assignments the transaction had queued when it came
+// (Tx.queued), which tells the assignments it may count on.
+type pendingMetric struct {
+	t             metricTarget
+	user, session string
+	delta         float64
+	queued        int
+	now           int64
 }
 
 // sessionAssignment reads the assignment an event's sessionId counts on,
@@ -65,47 +61,280 @@ var sessionAssignment = map[bool]string{
 		AND assigned_at <= ?`,
 }
 
-// moveMetric adds the event to the user's value and the change to the
-// variant's sums. The value moves in one upsert that returns it, so that
-// two replicas moving one user's value at once cannot lose either event.
-func (tx *Tx) moveMetric(t metricTarget, key string, variantID int64, in *EventInput) error {
-	m := t.m
-	var before, after float64
-	switch m.typ {
-	case MetricConversion:
-		r, err := tx.exec(`INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1)
-			ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING`, t.lc.id, m.id, key, variantID)
-		if err != nil {
-			return err
-		}
-		if n, err := r.RowsAffected(); err != nil || n == 0 {
-			return err // converted before: the value stays 1
-		}
-		after = 1
-	default:
-		delta := 1.0
-		if m.typ == MetricSum {
-			delta = metadataNumber(in.Metadata, m.property)
-		}
-		if delta == 0 {
-			return nil
-		}
-		err := tx.queryRow(`INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING value`,
-			t.lc.id, m.id, key, variantID, delta).Scan(&after)
-		if err != nil {
-			return err
-		}
-		before = after - delta
-	}
-	b, a := m.capOf(before), m.capOf(after)
-	if a == b {
+// metricValueRef names a user's value of a metric in a campaign.
+type metricValueRef struct {
+	campaign, metric int64
+	key              string
+}
+
+// metricSumRef names a variant's sums of a metric in a campaign.
+type metricSumRef struct{ campaign, metric, variant int64 }
+
+// metricMove is the change a commit makes to one user's value: the sum of
+// its events' deltas, the metric, and the variant whose sums move.
+type metricMove struct {
+	ref     metricValueRef
+	m       *liveMetric
+	variant int64
+	delta   float64
+}
+
+// metricFound is an assignment a queued metric event counts on.
+type metricFound struct {
+	key     string
+	variant int64
+	at      int64
+}
+
+// flushMetrics writes the queued metric events, after the assignments
+// they count on: the assignments of their userIds are read in one query
+// per campaign, the users' values move in one statement per kind of
+// metric (conversions insert a 1 once, counts and sums add), and the
+// variants' sums in one, each in (campaign, metric, key) order, so that
+// two processes' commits lock the rows in one order, after the
+// assignments and before the variants' counters. A user's several events
+// in one commit move the value once by their total, which moves the
+// capped sums exactly as they would have moved one event at a time: the
+// change of the capped value from before the first to after the last.
+func (tx *Tx) flushMetrics() error {
+	if len(tx.metrics) == 0 {
 		return nil
 	}
-	_, err := tx.exec(`INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq) VALUES (?, ?, ?, ?, ?)
+	byUser, err := tx.metricUsers()
+	if err != nil {
+		return err
+	}
+	moves := map[metricValueRef]*metricMove{}
+	type sessionRef struct {
+		campaign      int64
+		user, session string
+	}
+	bySession := map[sessionRef]*metricFound{}
+	for i := range tx.metrics {
+		p := &tx.metrics[i]
+		var f *metricFound
+		if p.user != "" {
+			ref := assignRef{p.t.lc.id, storedKey('u', p.user)}
+			if a, ok := byUser[ref]; ok && a.at <= p.now && !tx.wroteAfter(ref, p.queued) {
+				f = &a
+			}
+		}
+		if f == nil && p.session != "" {
+			sr := sessionRef{p.t.lc.id, p.user, p.session}
+			a, ok := bySession[sr]
+			if !ok {
+				// By sessionId, the person the session belongs to, as a
+				// conversion finds it (sessionConvert).
+				a = &metricFound{}
+				err := tx.queryRow(sessionAssignment[p.user == ""], p.t.lc.id, p.t.lc.id, p.t.lc.appID, p.session, storedKey('s', p.session), p.now).
+					Scan(&a.key, &a.variant, &a.at)
+				if errors.Is(err, sql.ErrNoRows) {
+					a = nil
+				} else if err != nil {
+					return err
+				}
+				bySession[sr] = a
+			}
+			if a != nil && !tx.wroteAfter(assignRef{p.t.lc.id, a.key}, p.queued) {
+				f = a
+			}
+		}
+		if f == nil || (p.t.m.windowMS > 0 && p.now-f.at >= p.t.m.windowMS) {
+			continue
+		}
+		ref := metricValueRef{p.t.lc.id, p.t.m.id, f.key}
+		if mv := moves[ref]; mv != nil {
+			mv.delta += p.delta
+		} else {
+			moves[ref] = &metricMove{ref: ref, m: p.t.m, variant: f.variant, delta: p.delta}
+		}
+	}
+	tx.metrics = emptied(tx.metrics)
+	if len(moves) == 0 {
+		return nil
+	}
+	list := make([]*metricMove, 0, len(moves))
+	for _, mv := range moves {
+		list = append(list, mv)
+	}
+	slices.SortFunc(list, func(a, b *metricMove) int {
+		return cmp.Or(cmp.Compare(a.ref.campaign, b.ref.campaign), cmp.Compare(a.ref.metric, b.ref.metric), strings.Compare(a.ref.key, b.ref.key))
+	})
+	sums := map[metricSumRef]*[2]float64{}
+	move := func(mv *metricMove, before, after float64) {
+		b, a := mv.m.capOf(before), mv.m.capOf(after)
+		if a == b {
+			return
+		}
+		k := metricSumRef{mv.ref.campaign, mv.ref.metric, mv.variant}
+		s := sums[k]
+		if s == nil {
+			s = &[2]float64{}
+			sums[k] = s
+		}
+		s[0] += a - b
+		s[1] += a*a - b*b
+	}
+	for _, conversion := range []bool{true, false} {
+		buf := append(tx.runText[:0], '[')
+		n := 0
+		for _, mv := range list {
+			if (mv.m.typ == MetricConversion) != conversion {
+				continue
+			}
+			if n > 0 {
+				buf = append(buf, ',')
+			}
+			n++
+			buf = strconv.AppendInt(append(buf, '['), mv.ref.campaign, 10)
+			buf = strconv.AppendInt(append(buf, ','), mv.ref.metric, 10)
+			buf = jsonjs.AppendQuote(append(buf, ','), mv.ref.key)
+			buf = strconv.AppendInt(append(buf, ','), mv.variant, 10)
+			buf = append(strconv.AppendFloat(append(buf, ','), mv.delta, 'g', -1, 64), ']')
+		}
+		buf = append(buf, ']')
+		tx.runText = buf[:0]
+		if n == 0 {
+			continue
+		}
+		// The rows come as a JSON array of arrays: one text whatever their
+		// number, which each engine parses once, and they go in the
+		// array's order. WHERE true keeps SQLite from reading ON CONFLICT
+		// as a join's ON. The conversions' statement returns the rows it
+		// inserted, the users who converted now; the other returns every
+		// row with its value after the move.
+		var rows *sql.Rows
+		var err error
+		if conversion {
+			rows, err = tx.query(`INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
+				SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), j.value ->> 2, CAST(j.value ->> 3 AS BIGINT), 1
+				FROM `+tx.db.eng.jsonEach()+` WHERE true ORDER BY j.key
+				ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value`, string(buf))
+		} else {
+			rows, err = tx.query(`INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
+				SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), j.value ->> 2, CAST(j.value ->> 3 AS BIGINT), CAST(j.value ->> 4 AS DOUBLE PRECISION)
+				FROM `+tx.db.eng.jsonEach()+` WHERE true ORDER BY j.key
+				ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value
+				RETURNING campaign_id, metric_id, user_key, value`, string(buf))
+		}
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var ref metricValueRef
+			var after float64
+			if err := rows.Scan(&ref.campaign, &ref.metric, &ref.key, &after); err != nil {
+				rows.Close()
+				return err
+			}
+			mv := moves[ref]
+			if mv == nil {
+				continue
+			}
+			if conversion {
+				// Inserted: converted now. A user converted before is
+				// not returned, and their value stays 1.
+				move(mv, 0, 1)
+			} else {
+				move(mv, after-mv.delta, after)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	if len(sums) == 0 {
+		return nil
+	}
+	keys := make([]metricSumRef, 0, len(sums))
+	for k := range sums {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b metricSumRef) int {
+		return cmp.Or(cmp.Compare(a.campaign, b.campaign), cmp.Compare(a.metric, b.metric), cmp.Compare(a.variant, b.variant))
+	})
+	buf := append(tx.runText[:0], '[')
+	for i, k := range keys {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		s := sums[k]
+		buf = strconv.AppendInt(append(buf, '['), k.campaign, 10)
+		buf = strconv.AppendInt(append(buf, ','), k.metric, 10)
+		buf = strconv.AppendInt(append(buf, ','), k.variant, 10)
+		buf = strconv.AppendFloat(append(buf, ','), s[0], 'g', -1, 64)
+		buf = append(strconv.AppendFloat(append(buf, ','), s[1], 'g', -1, 64), ']')
+	}
+	buf = append(buf, ']')
+	tx.runText = buf[:0]
+	_, err = tx.exec(`INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq)
+		SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), CAST(j.value ->> 2 AS BIGINT),
+			CAST(j.value ->> 3 AS DOUBLE PRECISION), CAST(j.value ->> 4 AS DOUBLE PRECISION)
+		FROM `+tx.db.eng.jsonEach()+` WHERE true ORDER BY j.key
 		ON CONFLICT (campaign_id, metric_id, variant_id) DO UPDATE SET sum = metric_sums.sum + excluded.sum, sum_sq = metric_sums.sum_sq + excluded.sum_sq`,
-		t.lc.id, m.id, variantID, a-b, a*a-b*b)
+		string(buf))
 	return err
+}
+
+// wroteAfter tells whether this transaction wrote the assignment ref at
+// or after the place queued: after the event that asks, which it does not
+// count on.
+func (tx *Tx) wroteAfter(ref assignRef, queued int) bool {
+	seq, ok := tx.wrote[ref]
+	return ok && seq >= queued
+}
+
+// metricUsers reads the assignments of the queued metric events' userIds,
+// one query per campaign.
+func (tx *Tx) metricUsers() (map[assignRef]metricFound, error) {
+	found := map[assignRef]metricFound{}
+	var campaigns []int64
+	for i := range tx.metrics {
+		if p := &tx.metrics[i]; p.user != "" && !slices.Contains(campaigns, p.t.lc.id) {
+			campaigns = append(campaigns, p.t.lc.id)
+		}
+	}
+	slices.Sort(campaigns)
+	seen := map[string]bool{}
+	for _, c := range campaigns {
+		clear(seen)
+		list := append(tx.runText[:0], '[')
+		for i := range tx.metrics {
+			p := &tx.metrics[i]
+			if p.user == "" || p.t.lc.id != c || seen[p.user] {
+				continue
+			}
+			seen[p.user] = true
+			if len(list) > 1 {
+				list = append(list, ',')
+			}
+			list = jsonjs.AppendQuote(list, storedKey('u', p.user))
+		}
+		list = append(list, ']')
+		tx.runText = list[:0]
+		// CROSS JOIN makes the list the outer loop on SQLite, whose
+		// planner otherwise walks the campaign's assignments and looks
+		// each up in the list.
+		rows, err := tx.query(`SELECT u.value, a.variant_id, a.assigned_at FROM `+tx.db.eng.jsonTexts()+` CROSS JOIN assignments AS a
+			WHERE a.campaign_id = ? AND a.user_key = u.value`, string(list), c)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var f metricFound
+			if err := rows.Scan(&f.key, &f.variant, &f.at); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			found[assignRef{c, f.key}] = f
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return found, nil
 }
 
 // metadataNumber is the number at key of an event's metadata object, or

@@ -25,12 +25,14 @@ import (
 // batch holds, which is what keeps two processes' group commits on one
 // PostgreSQL database from deadlocking: users by key, round-robin
 // campaigns' rows by id, assignments by (campaign, key), conversions by
-// the same key, events, then variants' counters by id (flushCounts). A
-// round-robin step or a conversion written in the middle of the batch, as
-// each operation came, took a campaign's row after some assignments' keys
+// the same key, metric values by (campaign, metric, key) and their sums by
+// (campaign, metric, variant) (flushMetrics), events, then variants'
+// counters by id (flushCounts). A round-robin step, a conversion or a
+// metric's sums written in the middle of the batch, as each operation
+// came, took a campaign's or a variant's row after some assignments' keys
 // in one process and before them in another. What still locks as it comes:
-// a user's attributes (touchUser), and an event a metric counts, which
-// writes the assignments queued before it (countMetric).
+// a user's attributes (touchUser), and a new session link, which writes
+// what was queued before it (linkSession).
 
 // assignSuffix and usersUpsert end both stores' inserts of those rows.
 const assignSuffix = ` ON CONFLICT (campaign_id, user_key) DO NOTHING`
@@ -58,6 +60,8 @@ type txBufs struct {
 	// are the conversions queued for it.
 	rrNext []rrCampaign
 	convs  []pendingConv
+	// metrics are the metric events queued for the commit.
+	metrics []pendingMetric
 	// wrote are the places (pendingAssign.seq) of the assignments written
 	// while conversions were queued, for those conversions to tell the
 	// ones queued after them.
@@ -97,6 +101,7 @@ func (b *txBufs) reset() {
 	b.assigns = emptied(b.assigns)
 	b.rrNext = emptied(b.rrNext)
 	b.convs = emptied(b.convs)
+	b.metrics = emptied(b.metrics)
 	b.staged = emptied(b.staged)
 	b.args = emptied(b.args)
 	b.runs = emptied(b.runs)
@@ -286,7 +291,7 @@ func (tx *Tx) assignLater(ref assignRef, vid int64, out *assignOutcome, lc *live
 // answers the operations that asked: a user stored meanwhile (a returning
 // user the cache had forgotten, or the same new user's request in another
 // batch) is answered the stored variant, without an impression. It runs
-// at the commit, and before a metric is counted (countMetric).
+// at the commit, and before a session is linked (linkSession).
 func (tx *Tx) flushAssignments() error {
 	if len(tx.assigns) == 0 {
 		return nil
@@ -310,7 +315,7 @@ func (tx *Tx) flushAssignments() error {
 		}
 		a.answer(vid)
 	}
-	if len(tx.convs) > 0 {
+	if len(tx.convs) > 0 || len(tx.metrics) > 0 {
 		if tx.wrote == nil {
 			tx.wrote = map[assignRef]int{}
 		}

@@ -822,30 +822,39 @@ DELETE FROM campaign_metrics WHERE metric_id = ?;
 -- DB.DeleteMetric#2 (metrics.go)
 DELETE FROM metrics WHERE id = ?;
 
--- Tx.countMetric#1 (metricvalues.go)
-SELECT variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND user_key = ? AND assigned_at <= ?;
-
--- Tx.countMetric#2 [1/2] (metricvalues.go)
+-- Tx.flushMetrics#1 [1/2] (metricvalues.go)
 SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND NOT EXISTS (SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = ? AND b.user_key = 'u:' || l.user_id
 	WHERE l.app_id = ? AND l.session_id = ?)
 		AND user_key = ? AND assigned_at <= ?;
 
--- Tx.countMetric#2 [2/2] (metricvalues.go)
+-- Tx.flushMetrics#1 [2/2] (metricvalues.go)
 SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND user_key = coalesce((SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = ? AND b.user_key = 'u:' || l.user_id
 	WHERE l.app_id = ? AND l.session_id = ?), ?)
 		AND assigned_at <= ?;
 
--- Tx.moveMetric#1 (metricvalues.go)
-INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1)
-			ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING;
+-- Tx.flushMetrics#2 (metricvalues.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
+				SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), j.value ->> 2, CAST(j.value ->> 3 AS BIGINT), 1
+				FROM json_each(?) AS j WHERE true ORDER BY j.key
+				ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
 
--- Tx.moveMetric#2 (metricvalues.go)
-INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING value;
+-- Tx.flushMetrics#3 (metricvalues.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
+				SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), j.value ->> 2, CAST(j.value ->> 3 AS BIGINT), CAST(j.value ->> 4 AS DOUBLE PRECISION)
+				FROM json_each(?) AS j WHERE true ORDER BY j.key
+				ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value
+				RETURNING campaign_id, metric_id, user_key, value;
 
--- Tx.moveMetric#3 (metricvalues.go)
-INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq) VALUES (?, ?, ?, ?, ?)
+-- Tx.flushMetrics#4 (metricvalues.go)
+INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq)
+		SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), CAST(j.value ->> 2 AS BIGINT),
+			CAST(j.value ->> 3 AS DOUBLE PRECISION), CAST(j.value ->> 4 AS DOUBLE PRECISION)
+		FROM json_each(?) AS j WHERE true ORDER BY j.key
 		ON CONFLICT (campaign_id, metric_id, variant_id) DO UPDATE SET sum = metric_sums.sum + excluded.sum, sum_sq = metric_sums.sum_sq + excluded.sum_sq;
+
+-- Tx.metricUsers#1 (metricvalues.go)
+SELECT u.value, a.variant_id, a.assigned_at FROM json_each(?) AS u CROSS JOIN assignments AS a
+			WHERE a.campaign_id = ? AND a.user_key = u.value;
 
 -- campaignMetricResults#1 (metricvalues.go)
 SELECT m.id, m.key, m.name, m.type, m.direction, cm.role FROM campaign_metrics cm JOIN metrics m ON m.id = cm.metric_id
