@@ -74,10 +74,7 @@ func (db *DB) Expose(ctx context.Context, appID int64, x *Exposure) (reason stri
 	// Both ids link the session to the user, as on the variant route: the
 	// user may then hold the session's variant, which the hash of the
 	// userId does not give, and an exposure of the hash's is refused.
-	if err := db.linkPair(ctx, appID, req); err != nil {
-		return "", err
-	}
-	ev, err := db.evaluate(ctx, lc, req)
+	ev, err := db.evaluate(ctx, lc, req, db.mustLink(appID, req))
 	if err != nil {
 		return "", err
 	}

@@ -62,17 +62,23 @@ func linkedKey(appID int64, sessionID, userID string) userKey {
 // outcome never changes. A session linked to another user links nothing,
 // and the request is answered as for the userId alone.
 func (db *DB) linkPair(ctx context.Context, appID int64, req *VariantRequest) error {
-	if req.UserID == "" || req.SessionID == "" {
-		return nil
-	}
-	k := linkedKey(appID, req.SessionID, req.UserID)
-	if _, ok := db.links.get(k); ok {
+	if !db.mustLink(appID, req) {
 		return nil
 	}
 	return db.batch.do(ctx, func(tx *Tx) error {
 		_, err := tx.linkSession(appID, req.SessionID, req.UserID)
 		return err
 	})
+}
+
+// mustLink tells whether the request names a session and a user whose
+// link this process has not seen yet.
+func (db *DB) mustLink(appID int64, req *VariantRequest) bool {
+	if req.UserID == "" || req.SessionID == "" {
+		return false
+	}
+	_, ok := db.links.get(linkedKey(appID, req.SessionID, req.UserID))
+	return !ok
 }
 
 // linkSession links the session to the user in the transaction, and
@@ -88,12 +94,15 @@ func (tx *Tx) linkSession(appID int64, sessionID, userID string) (int64, error) 
 		return 0, err
 	}
 	k := linkedKey(appID, sessionID, userID)
-	// The session's assignments queued earlier in this batch go in first,
-	// so that the link finds them, and so do its metric events, so that
-	// the link moves their values as it would have had they come in an
-	// earlier commit.
-	if err := tx.flushAssignments(); err != nil {
-		return 0, err
+	// The session's and the user's assignments queued earlier in this
+	// batch go in first, so that the link finds them, and so do the
+	// metric events queued, so that the link moves their values as it
+	// would have had they come in an earlier commit. Other assignments
+	// wait for the commit, where they go in together.
+	if len(tx.metrics) > 0 || tx.queuedFor(storedKey('s', sessionID)) || tx.queuedFor(storedKey('u', userID)) {
+		if err := tx.flushAssignments(); err != nil {
+			return 0, err
+		}
 	}
 	if err := tx.flushMetrics(); err != nil {
 		return 0, err
@@ -224,4 +233,15 @@ func (db *DB) FindSessionLink(ctx context.Context, appID int64, sessionID string
 	}
 	l.LinkedAt = NewTime(fromMS(at))
 	return l, nil
+}
+
+// queuedFor tells whether this transaction queued a first assignment of
+// the user key in any campaign.
+func (tx *Tx) queuedFor(key string) bool {
+	for _, byKey := range tx.assignIdx {
+		if _, ok := byKey[key]; ok {
+			return true
+		}
+	}
+	return false
 }

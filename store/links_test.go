@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -126,3 +127,45 @@ func TestLinkedCovariate(t *testing.T) {
 }
 
 func itoa(n int64) string { return string(appendInt(nil, n)) }
+
+// TestNewPairOneCommit: a variant request naming a new session and user
+// links them and assigns the user in one group commit, and answers as a
+// link in a commit of its own did: a fresh pair's user takes a first
+// assignment and its impression; a user whose session was assigned
+// takes the session's variant, with no new impression; a pair linked
+// before costs the link nothing.
+func TestNewPairOneCommit(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := mustOpenApp(t, eventsT0)
+	c := mustCreateCampaign(t, db, app, "buy", []testArm{{alloc: 50, control: true}, {alloc: 50}})
+	clock.Set(eventsT0.Add(time.Second))
+	variant := func(req VariantRequest) string {
+		t.Helper()
+		c0, _ := db.batch.stats()
+		answer, err := db.Variant(ctx, app, c.ID, &req, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c1, _ := db.batch.stats(); c1-c0 != 1 {
+			t.Errorf("%+v: %d group commits, want 1", req, c1-c0)
+		}
+		return string(answer)
+	}
+	if got := variant(VariantRequest{UserID: "u1", SessionID: "s1"}); !strings.HasSuffix(got, `"impressionRecorded":true}`) {
+		t.Fatalf("new pair: %s, want a first impression", got)
+	}
+	anon := variant(VariantRequest{SessionID: "s2"})
+	got := variant(VariantRequest{UserID: "u2", SessionID: "s2"})
+	if want := strings.Replace(anon, `"impressionRecorded":true}`, `"impressionRecorded":false}`, 1); got != want {
+		t.Fatalf("signed-in session: %s, want the session's %s", got, want)
+	}
+	if got := variant(VariantRequest{UserID: "u3", SessionID: "s1"}); !strings.HasSuffix(got, `"impressionRecorded":true}`) {
+		t.Fatalf("session linked to another user: %s, want u3's first impression", got)
+	}
+	if n := countRows(t, db, `SELECT count(*) FROM session_links WHERE app_id = ?`, app); n != 2 {
+		t.Fatalf("%d links, want 2", n)
+	}
+	if n := countRows(t, db, `SELECT sum(impressions) FROM campaign_variants WHERE campaign_id = ?`, c.ID); n != 3 {
+		t.Fatalf("%d impressions, want 3", n)
+	}
+}

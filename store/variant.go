@@ -54,10 +54,7 @@ func (db *DB) answerOne(ctx context.Context, appID, campaignID int64, req *Varia
 	if err != nil {
 		return dst, err
 	}
-	if err := db.linkPair(ctx, appID, req); err != nil {
-		return dst, err
-	}
-	ev, err := db.evaluate(ctx, lc, req)
+	ev, err := db.evaluate(ctx, lc, req, db.mustLink(appID, req))
 	if err != nil {
 		return dst, err
 	}
@@ -111,7 +108,7 @@ func (db *DB) answerAll(ctx context.Context, appID int64, req *VariantRequest, d
 	}
 	first := true
 	for _, lc := range list {
-		ev, err := db.evaluate(ctx, lc, req)
+		ev, err := db.evaluate(ctx, lc, req, false)
 		if err != nil {
 			return dst, err
 		}
@@ -157,10 +154,18 @@ func appendAssigned(dst []byte, v *liveVariant, recorded bool) []byte {
 }
 
 // evaluate answers one campaign for one user: every SDK route, the
-// variant routes and OpenFeature's, assigns, counts and sticks here.
-func (db *DB) evaluate(ctx context.Context, lc *liveCampaign, req *VariantRequest) (evaluation, error) {
+// variant routes and OpenFeature's, assigns, counts and sticks here. With
+// link, the request's session and user are linked first (linkPair): in
+// the assignment's own operation when the user needs one, so that a new
+// pair costs one group commit, not one for the link and one for the
+// assignment; otherwise in an operation of its own, before the answer,
+// which the link may change.
+func (db *DB) evaluate(ctx context.Context, lc *liveCampaign, req *VariantRequest, link bool) (evaluation, error) {
 	now := ms(db.Now())
 	if !lc.running(now) {
+		if link {
+			return db.linkThenEvaluate(ctx, lc, req)
+		}
 		db.seeUserOnce(ctx, lc.appID, req)
 		return evaluation{variant: -1, reason: ReasonNotActive}, nil
 	}
@@ -168,6 +173,9 @@ func (db *DB) evaluate(ctx context.Context, lc *liveCampaign, req *VariantReques
 	ck := userKey{lc.id, kind, user}
 	if vid, ok := db.assigned.get(ck); ok {
 		if i := lc.variantIndex(vid); i >= 0 {
+			if link {
+				return db.linkThenEvaluate(ctx, lc, req)
+			}
 			return evaluation{variant: i}, nil
 		}
 	}
@@ -175,15 +183,27 @@ func (db *DB) evaluate(ctx context.Context, lc *liveCampaign, req *VariantReques
 	// outside the range is answered without a transaction. An assigned
 	// user is always inside it, since ranges only change in drafts.
 	if lc.ns != nil && !assign.InNamespace(lc.ns.ID, user, lc.ns.Range[0], lc.ns.Range[1]) {
+		if link {
+			return db.linkThenEvaluate(ctx, lc, req)
+		}
 		db.seeUserOnce(ctx, lc.appID, req)
 		return evaluation{variant: -1, reason: ReasonNotInNamespace}, nil
 	}
 	// Not in memory: most likely a new user. The write transaction finds
 	// out, with an insert that does nothing for a returning user, so a new
-	// user costs no separate read before the write.
+	// user costs no separate read before the write. A new link goes in
+	// first, as linkPair would have written it before this operation: a
+	// user who takes the session's assignment then finds it stored.
 	var out assignOutcome
 	epoch := db.userEpoch.Load()
-	err := db.batch.do(ctx, func(tx *Tx) error { return tx.assign(lc, req, kind, user, &out) })
+	err := db.batch.do(ctx, func(tx *Tx) error {
+		if link {
+			if _, err := tx.linkSession(lc.appID, req.SessionID, req.UserID); err != nil {
+				return err
+			}
+		}
+		return tx.assign(lc, req, kind, user, &out)
+	})
 	if err != nil {
 		return evaluation{}, err
 	}
@@ -202,6 +222,16 @@ func (db *DB) evaluate(ctx context.Context, lc *liveCampaign, req *VariantReques
 		return evaluation{}, errors.New("store: assigned variant missing from campaign")
 	}
 	return evaluation{variant: i, recorded: out.recorded}, nil
+}
+
+// linkThenEvaluate links the request's pair in an operation of its own,
+// then evaluates: for an answer given without a transaction, which the
+// link may change (the user takes the session's assignment).
+func (db *DB) linkThenEvaluate(ctx context.Context, lc *liveCampaign, req *VariantRequest) (evaluation, error) {
+	if err := db.linkPair(ctx, lc.appID, req); err != nil {
+		return evaluation{}, err
+	}
+	return db.evaluate(ctx, lc, req, false)
 }
 
 func storedKey(kind byte, user string) string {
