@@ -21,6 +21,9 @@ import (
 // group commit). The kinds are the SDK's writes:
 //
 //	Events        an event of a user (event row, user sighting)
+//	Conversions   a goal event of an assigned user who has not converted
+//	              (of 20,000: run it with -benchtime=100x or less, past
+//	              which users convert again and memory answers them)
 //	MetricEvents  an event of an assigned user that moves one or two of a
 //	              campaign's five metrics (values and sums)
 //	NewUsers      a new user's first assignment and impression
@@ -44,6 +47,23 @@ func BenchmarkGroupCommit(b *testing.B) {
 				in := EventInput{EventID: "view", UserID: fmt.Sprint("u-", i%2000), Metadata: meta}
 				return eventLogged(db.LogEvent(ctx, app, &in))
 			}, eventsCheck(db, app)
+		}},
+		{"Conversions", func(b *testing.B) (*DB, func(int64) error, func(*testing.B, int64)) {
+			db, app := eventsBenchDB(b)
+			c := mustCreateCampaign(b, db, app, "buy", []testArm{{alloc: 50, control: true}, {alloc: 50}})
+			const users = 20000
+			parallel(b, users, func(i int) error {
+				_, err := db.Variant(ctx, app, c.ID, &VariantRequest{UserID: fmt.Sprint("c-", i)}, nil)
+				return err
+			})
+			return db, func(i int64) error {
+					in := EventInput{EventID: "buy", UserID: fmt.Sprint("c-", i%users)}
+					return eventLogged(db.LogEvent(ctx, app, &in))
+				}, func(b *testing.B, writes int64) {
+					if n := countRows(b, db, `SELECT SUM(conversions) FROM campaign_variants WHERE campaign_id = ?`, c.ID); n != min(writes, users) {
+						b.Fatalf("%d conversions, want %d", n, min(writes, users))
+					}
+				}
 		}},
 		{"MetricEvents", func(b *testing.B) (*DB, func(int64) error, func(*testing.B, int64)) {
 			db, app, _ := mustOpenApp(b, eventsT0)

@@ -56,6 +56,9 @@ type engine interface {
 	// orderConversions puts the queued conversions in the order the
 	// engine's row locks need, by their i-th key.
 	orderConversions(tx *Tx, i int)
+	// convertUsers makes the queued conversions' attempts by their userId
+	// keys, in their order (Tx.convertible, Tx.converted).
+	convertUsers(tx *Tx) error
 	// insertEvents writes the queued events and sets their ids.
 	insertEvents(tx *Tx) error
 	// flushCounts writes the counter deltas of the variants ids, sorted.

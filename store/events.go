@@ -279,37 +279,71 @@ func (tx *Tx) flushConversions() error {
 	}
 	for i := range 2 {
 		tx.db.eng.orderConversions(tx, i)
-		for j := range tx.convs {
-			c := &tx.convs[j]
-			if c.converted || !c.open[i] {
-				continue
-			}
-			k := c.keys[i]
-			ref := assignRef{c.lc.id, storedKey(k.kind, k.user)}
-			if seq, ok := tx.wrote[ref]; ok && seq >= c.queued {
-				continue // first assigned after the goal event, in this batch
-			}
-			var vid, x int64
-			var err error
-			if i == 0 {
-				err = tx.queryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate`,
-					c.now, ref.campaign, ref.key, c.now).Scan(&vid, &x)
-			} else {
-				err = tx.queryRow(sessionConvert[c.keys[0].user == ""],
-					c.now, ref.campaign, ref.campaign, c.lc.appID, k.user, ref.key, c.now).Scan(&vid, &x)
-			}
-			if errors.Is(err, sql.ErrNoRows) {
-				continue
-			} else if err != nil {
-				return err
-			}
-			c.converted = true
-			tx.countConversion(vid)
-			tx.countConvertedCovariate(vid, x)
-			tx.after = append(tx.after, func() { tx.db.converted.put(k, vid, tx.epoch) })
+		var err error
+		if i == 0 {
+			err = tx.db.eng.convertUsers(tx)
+		} else {
+			err = tx.convertEach(1)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// convertible returns the key of the queued conversion's i-th attempt,
+// and whether it is to be made: it is open, the conversion did not
+// convert by its first key, and the assignment was not first written
+// after the goal event in this batch.
+func (tx *Tx) convertible(c *pendingConv, i int) (assignRef, bool) {
+	if c.converted || !c.open[i] {
+		return assignRef{}, false
+	}
+	k := c.keys[i]
+	ref := assignRef{c.lc.id, storedKey(k.kind, k.user)}
+	if seq, ok := tx.wrote[ref]; ok && seq >= c.queued {
+		return ref, false // first assigned after the goal event, in this batch
+	}
+	return ref, true
+}
+
+// convertEach makes the queued conversions' i-th attempts, a statement
+// each, in their order.
+func (tx *Tx) convertEach(i int) error {
+	for j := range tx.convs {
+		c := &tx.convs[j]
+		ref, ok := tx.convertible(c, i)
+		if !ok {
+			continue
+		}
+		var vid, x int64
+		var err error
+		if i == 0 {
+			err = tx.queryRow(`UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate`,
+				c.now, ref.campaign, ref.key, c.now).Scan(&vid, &x)
+		} else {
+			err = tx.queryRow(sessionConvert[c.keys[0].user == ""],
+				c.now, ref.campaign, ref.campaign, c.lc.appID, c.keys[i].user, ref.key, c.now).Scan(&vid, &x)
+		}
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		tx.converted(c, i, vid, x)
+	}
+	return nil
+}
+
+// converted records that the queued conversion c converted its i-th key's
+// assignment to variant vid, whose user's covariate is x.
+func (tx *Tx) converted(c *pendingConv, i int, vid, x int64) {
+	c.converted = true
+	tx.countConversion(vid)
+	tx.countConvertedCovariate(vid, x)
+	k := c.keys[i]
+	tx.after = append(tx.after, func() { tx.db.converted.put(k, vid, tx.epoch) })
 }
 
 // linkedUserKey is the key of the user the session (the third parameter,

@@ -37,3 +37,61 @@ func (tx *Tx) flushCountsPG(ids []int64) error {
 	_, err := tx.raw.ExecContext(tx.ctx, pgFlushCounts, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], ms(tx.now)/msPerHour)
 	return err
 }
+
+// pgConvertUsers converts the assignments of the arrays' (campaign, key)
+// pairs at their times, those not converted yet and assigned by then. The
+// rows are locked first in the arrays' order, which is the conversions'
+// sorted one (sortConversions), as the statement a conversion each
+// locked them; RETURNING names those that converted.
+const pgConvertUsers = `WITH d AS (
+		SELECT * FROM unnest(CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS BIGINT[])) WITH ORDINALITY AS d(campaign_id, user_key, ts, n)
+	), l AS (
+		SELECT a.campaign_id, a.user_key, d.ts FROM d JOIN assignments AS a ON a.campaign_id = d.campaign_id AND a.user_key = d.user_key
+		WHERE a.converted_at IS NULL AND a.assigned_at <= d.ts ORDER BY d.n FOR UPDATE OF a
+	)
+	UPDATE assignments AS a SET converted_at = l.ts FROM l WHERE a.campaign_id = l.campaign_id AND a.user_key = l.user_key
+	RETURNING a.campaign_id, a.user_key, a.variant_id, a.covariate`
+
+// convertUsersPG makes the queued conversions' attempts by their userId
+// keys in one statement. A key that two conversions of the batch name is
+// sent once, for the first: the second would find it converted.
+func (tx *Tx) convertUsersPG() error {
+	c := &tx.cols
+	defer c.reset()
+	campaigns, keys, ats := c.ints[0], c.strs[0], c.ints[1]
+	var first map[assignRef]int
+	for j := range tx.convs {
+		ref, ok := tx.convertible(&tx.convs[j], 0)
+		if !ok {
+			continue
+		}
+		if first == nil {
+			first = map[assignRef]int{}
+		}
+		if _, dup := first[ref]; dup {
+			continue
+		}
+		first[ref] = j
+		campaigns, keys, ats = append(campaigns, ref.campaign), append(keys, ref.key), append(ats, tx.convs[j].now)
+	}
+	c.ints[0], c.strs[0], c.ints[1] = campaigns, keys, ats
+	if len(first) == 0 {
+		return nil
+	}
+	rows, err := tx.raw.QueryContext(tx.ctx, pgConvertUsers, campaigns, keys, ats)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ref assignRef
+		var vid, x int64
+		if err := rows.Scan(&ref.campaign, &ref.key, &vid, &x); err != nil {
+			return err
+		}
+		if j, ok := first[ref]; ok {
+			tx.converted(&tx.convs[j], 0, vid, x)
+		}
+	}
+	return rows.Err()
+}

@@ -78,6 +78,10 @@ func (*postgresEngine) insertAssignments(tx *Tx) error {
 // whatever the batch holds.
 func (*postgresEngine) orderConversions(tx *Tx, i int) { tx.sortConversions(i) }
 
+// convertUsers: one statement for all of them (postgres_counts.go), since
+// each costs a round trip.
+func (*postgresEngine) convertUsers(tx *Tx) error { return tx.convertUsersPG() }
+
 func (*postgresEngine) insertEvents(tx *Tx) error { return tx.insertEventsPG() }
 
 // flushCounts: one statement for every variant (postgres_counts.go), since

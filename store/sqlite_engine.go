@@ -63,6 +63,10 @@ func (sqliteEngine) insertAssignments(tx *Tx) error { return tx.insertAssignment
 
 func (sqliteEngine) orderConversions(*Tx, int) {}
 
+// convertUsers: a statement per conversion, which in the process costs
+// no round trip.
+func (sqliteEngine) convertUsers(tx *Tx) error { return tx.convertEach(0) }
+
 func (sqliteEngine) insertEvents(tx *Tx) error { return tx.insertEventsSQLite() }
 
 // flushCounts: a statement per variant, which in the process costs no

@@ -515,15 +515,15 @@ DELETE FROM erasure_scrubs WHERE id <= $1;
 -- Tx.logEvent#1 (events.go)
 SELECT id, event_id, ts FROM events WHERE app_id = $1 AND log_id = $2;
 
--- Tx.flushConversions#1 (events.go)
+-- Tx.convertEach#1 (events.go)
 UPDATE assignments SET converted_at = $1 WHERE campaign_id = $2 AND user_key = $3 AND converted_at IS NULL AND assigned_at <= $4 RETURNING variant_id, covariate;
 
--- Tx.flushConversions#2 [1/2] (events.go)
+-- Tx.convertEach#2 [1/2] (events.go)
 UPDATE assignments SET converted_at = $1 WHERE campaign_id = $2 AND NOT EXISTS (SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = $3 AND b.user_key = 'u:' || l.user_id
 	WHERE l.app_id = $4 AND l.session_id = $5)
 		AND user_key = $6 AND converted_at IS NULL AND assigned_at <= $7 RETURNING variant_id, covariate;
 
--- Tx.flushConversions#2 [2/2] (events.go)
+-- Tx.convertEach#2 [2/2] (events.go)
 UPDATE assignments SET converted_at = $1 WHERE campaign_id = $2 AND user_key = coalesce((SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = $3 AND b.user_key = 'u:' || l.user_id
 	WHERE l.app_id = $4 AND l.session_id = $5), $6)
 		AND converted_at IS NULL AND assigned_at <= $7 RETURNING variant_id, covariate;
@@ -1059,6 +1059,16 @@ WITH d (id, i, c, x, xx, xy) AS (
 	SELECT id, $7, i, c FROM d ORDER BY id
 	ON CONFLICT (variant_id, hour) DO UPDATE SET impressions = campaign_variant_hours.impressions + excluded.impressions,
 		conversions = campaign_variant_hours.conversions + excluded.conversions;
+
+-- Tx.convertUsersPG#1 (postgres_counts.go)
+WITH d AS (
+		SELECT * FROM unnest(CAST($1 AS BIGINT[]), CAST($2 AS TEXT[]), CAST($3 AS BIGINT[])) WITH ORDINALITY AS d(campaign_id, user_key, ts, n)
+	), l AS (
+		SELECT a.campaign_id, a.user_key, d.ts FROM d JOIN assignments AS a ON a.campaign_id = d.campaign_id AND a.user_key = d.user_key
+		WHERE a.converted_at IS NULL AND a.assigned_at <= d.ts ORDER BY d.n FOR UPDATE OF a
+	)
+	UPDATE assignments AS a SET converted_at = l.ts FROM l WHERE a.campaign_id = l.campaign_id AND a.user_key = l.user_key
+	RETURNING a.campaign_id, a.user_key, a.variant_id, a.covariate;
 
 -- postgresEngine.capClaims#1 (postgres_engine.go)
 SELECT id FROM webhooks WHERE id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS JSONB))) ORDER BY id FOR UPDATE;

@@ -517,15 +517,15 @@ DELETE FROM erasure_scrubs WHERE id <= ?;
 -- Tx.logEvent#1 (events.go)
 SELECT id, event_id, ts FROM events WHERE app_id = ? AND log_id = ?;
 
--- Tx.flushConversions#1 (events.go)
+-- Tx.convertEach#1 (events.go)
 UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate;
 
--- Tx.flushConversions#2 [1/2] (events.go)
+-- Tx.convertEach#2 [1/2] (events.go)
 UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND NOT EXISTS (SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = ? AND b.user_key = 'u:' || l.user_id
 	WHERE l.app_id = ? AND l.session_id = ?)
 		AND user_key = ? AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate;
 
--- Tx.flushConversions#2 [2/2] (events.go)
+-- Tx.convertEach#2 [2/2] (events.go)
 UPDATE assignments SET converted_at = ? WHERE campaign_id = ? AND user_key = coalesce((SELECT 'u:' || l.user_id FROM session_links AS l JOIN assignments AS b ON b.campaign_id = ? AND b.user_key = 'u:' || l.user_id
 	WHERE l.app_id = ? AND l.session_id = ?), ?)
 		AND converted_at IS NULL AND assigned_at <= ? RETURNING variant_id, covariate;
