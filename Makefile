@@ -64,6 +64,12 @@ test-postgres-schema:
 # npm pack install test (a CommonJS and an ES module project), and the
 # headless Chromium test of the example page (which skips itself without
 # Chromium).
+# Then the tests that drive the service's storage through the SDK (local
+# evaluation end to end, GrowthBook's comparison, the integration tests)
+# again on PostgreSQL, each service on a database of its own on the server
+# scripts/with-postgres.sh starts: after the SQLite run, so that it costs
+# that run nothing. Skipped, loudly, without PostgreSQL's server binaries.
+SDK_PG_TESTS ?= test/local-e2e.test.js test/growthbook.test.js test/integration.test.js
 sdk-test:
 	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
 	  echo "*****************************************************************"; \
@@ -75,7 +81,14 @@ sdk-test:
 	cd sdk/js; npm ci --no-audit --no-fund; \
 	npx tsc --noEmit -p tsconfig.json; \
 	npx tsc --noEmit -p tsconfig.node.json; \
-	SERVICE_BIN="$$tmp/service" node --test test/*.test.js
+	SERVICE_TEST_STORE=sqlite SERVICE_BIN="$$tmp/service" node --test test/*.test.js; \
+	rc=0; ../../scripts/with-postgres.sh env SERVICE_TEST_STORE=postgres SERVICE_BIN="$$tmp/service" node --test $(SDK_PG_TESTS) || rc=$$?; \
+	if [ $$rc -eq 3 ]; then \
+	  echo "*******************************************************************************"; \
+	  echo "*** make test: no PostgreSQL server binaries: the SDK's PostgreSQL run SKIPPED ***"; \
+	  echo "*** (apt-get install postgresql, or set PG_BINDIR or SERVICE_TEST_POSTGRES_URL) ***"; \
+	  echo "*******************************************************************************"; \
+	elif [ $$rc -ne 0 ]; then exit $$rc; fi
 
 race:
 	CGO_ENABLED=1 $(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) ./...

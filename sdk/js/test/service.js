@@ -1,6 +1,8 @@
 // Starts the real service binary for integration tests: built once per
 // test run with `go build`, served on a temporary database, seeded
-// through the CLI.
+// through the CLI. With SERVICE_TEST_STORE=postgres (as Go's suites take
+// it) the database is a new one on SERVICE_TEST_POSTGRES_URL's server
+// (scripts/with-postgres.sh sets it), dropped when the service stops.
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
@@ -18,6 +20,41 @@ export function buildService(dir) {
   return bin;
 }
 
+const pgSelected = process.env.SERVICE_TEST_STORE === 'postgres';
+
+// psql runs one statement as the server's admin. PG_BINDIR is the
+// throwaway server's (scripts/with-postgres.sh), so the client matches it.
+function psql(admin, sql) {
+  const bin = process.env.PG_BINDIR && existsSync(join(process.env.PG_BINDIR, 'psql')) ? join(process.env.PG_BINDIR, 'psql') : 'psql';
+  execFileSync(bin, ['-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', admin, '-c', sql], { stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+let pgSeq = 0;
+
+// database answers where a service keeps its data: a SQLite file in dir,
+// or in the PostgreSQL run a new, empty database (seed migrates it), named
+// by process and sequence as internal/pgtest names Go tests' databases so
+// that parallel test files never share one; drop removes it.
+function database(dir) {
+  if (!pgSelected) return { db: join(dir, 'data.db'), drop() {} };
+  const admin = process.env.SERVICE_TEST_POSTGRES_URL;
+  // A PostgreSQL run that quietly fell back to SQLite would prove nothing.
+  if (!admin) throw new Error('SERVICE_TEST_STORE=postgres needs SERVICE_TEST_POSTGRES_URL (run through scripts/with-postgres.sh)');
+  const name = `sdk_${process.pid}_${++pgSeq}`;
+  psql(admin, `CREATE DATABASE ${name}`);
+  const u = new URL(admin);
+  u.pathname = `/${name}`;
+  let dropped = false;
+  return {
+    db: u.toString(),
+    drop() {
+      if (dropped) return;
+      dropped = true;
+      psql(admin, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
 /**
  * startService builds, seeds and serves a fresh database on a free port.
  * It answers {base, seed, admin(method, path, body), stop()}; base ends
@@ -26,8 +63,14 @@ export function buildService(dir) {
 export async function startService() {
   const dir = mkdtempSync(join(tmpdir(), 'sdk-it-'));
   const bin = buildService(dir);
-  const db = join(dir, 'data.db');
-  const seed = JSON.parse(execFileSync(bin, ['seed', '--db', db], { encoding: 'utf8' }));
+  const { db, drop } = database(dir);
+  let seed;
+  try {
+    seed = JSON.parse(execFileSync(bin, ['seed', '--db', db], { encoding: 'utf8' }));
+  } catch (err) {
+    drop();
+    throw err;
+  }
   const proc = spawn(bin, ['serve', '--db', db, '--addr', '127.0.0.1:0', '--shutdown-timeout', '3s'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   const addr = await new Promise((res, rej) => {
@@ -38,6 +81,11 @@ export async function startService() {
       if (m) { clearTimeout(timer); res(m[1]); }
     });
     proc.on('exit', (code) => { clearTimeout(timer); rej(new Error(`service exited with ${code}: ${stderr}`)); });
+  }).catch((err) => {
+    // A server the run did not start keeps what is not dropped here.
+    if (proc.exitCode === null) proc.kill('SIGKILL');
+    drop();
+    throw err;
   });
   proc.stderr.resume();
   const root = `http://${addr}`;
@@ -58,6 +106,7 @@ export async function startService() {
       proc.kill('SIGTERM');
       await exited;
     }
+    drop();
     if (existsSync(dir)) rmSync(dir, { recursive: true, force: true });
   };
   return { bin, root, base, seed, admin, stop, dir };
