@@ -108,9 +108,9 @@ func (db *DB) compactSecrets(ctx context.Context) {
 // compactWait bounds compactSecrets' wait for older snapshots to end.
 const compactWait = 5 * time.Second
 
-// awaitOlderSnapshots waits, for at most wait, until every transaction
-// begun before this moment has ended and no other session of the database
-// holds a snapshot from before it, and reports whether that happened: the
+// awaitOlderSnapshots waits, for at most wait, until no other session of
+// the database runs a transaction or holds a snapshot from before this
+// moment, and reports whether that happened: the
 // row versions this process replaced or deleted before the call are then
 // dead to every transaction, and VACUUM may remove them.
 func (db *DB) awaitOlderSnapshots(ctx context.Context, wait time.Duration) bool {
@@ -120,10 +120,16 @@ func (db *DB) awaitOlderSnapshots(ctx context.Context, wait time.Duration) bool 
 	}
 	for deadline := time.Now().Add(wait); ; {
 		var settled bool
-		err := db.write.QueryRowContext(ctx, `SELECT pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST(? AS TEXT) AS xid8)
-			AND NOT EXISTS (SELECT 1 FROM pg_stat_activity
-				WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL
-					AND age(backend_xmin) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid)))`, horizon, horizon).Scan(&settled)
+		// Only this database's sessions count: VACUUM of a table that is
+		// not shared ignores other databases' transactions (PostgreSQL 14
+		// and later), so a long transaction of another database on the
+		// same server must not hold the scrub back. A session's running
+		// transaction (backend_xid) holds the horizon back as its snapshot
+		// (backend_xmin) does.
+		err := db.write.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity
+				WHERE datname = current_database() AND pid <> pg_backend_pid()
+					AND (age(backend_xmin) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid))
+						OR age(backend_xid) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid))))`, horizon, horizon).Scan(&settled)
 		if err != nil {
 			return false
 		}
