@@ -79,22 +79,32 @@ func (s *Server) handleEventBatch(w http.ResponseWriter, r *http.Request) {
 // decodeBatchEvent decodes and validates one event of a batch; on failure
 // it returns the bad fields under prefix.
 func decodeBatchEvent(raw json.RawMessage, prefix string) (*store.EventInput, map[string]any) {
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return nil, map[string]any{prefix: "must be an object"}
-	}
 	in := &store.EventInput{}
 	// The single event route's decoder, so both name the same bad fields.
-	if msg, bad := decodeFields(raw, in, true); msg != "" {
+	if fields := decodeItem(raw, prefix, in, "an event object"); fields != nil {
+		return nil, fields
+	}
+	return in, nil
+}
+
+// decodeItem decodes one object of a batch into dst and validates it; on
+// failure it returns the bad fields under prefix, what naming the object
+// expected when no field is to blame.
+func decodeItem(raw json.RawMessage, prefix string, dst interface{ Validate() error }, what string) map[string]any {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return map[string]any{prefix: "must be an object"}
+	}
+	if msg, bad := decodeFields(raw, dst, true); msg != "" {
 		fields := map[string]any{}
 		for k, v := range bad {
 			fields[prefix+"."+k] = v
 		}
 		if len(fields) == 0 {
-			fields[prefix] = "must be an event object"
+			fields[prefix] = "must be " + what
 		}
-		return nil, fields
+		return fields
 	}
-	if err := in.Validate(); err != nil {
+	if err := dst.Validate(); err != nil {
 		fields := map[string]any{}
 		var e *store.Error
 		if errors.As(err, &e) {
@@ -107,7 +117,7 @@ func decodeBatchEvent(raw json.RawMessage, prefix string) (*store.EventInput, ma
 		if len(fields) == 0 {
 			fields[prefix] = err.Error()
 		}
-		return nil, fields
+		return fields
 	}
-	return in, nil
+	return nil
 }

@@ -116,33 +116,8 @@ func firstError(err error) error {
 // decodeExposure decodes and validates one exposure of a call; on failure
 // it returns the bad fields under prefix.
 func decodeExposure(raw json.RawMessage, prefix string) (*store.Exposure, map[string]any) {
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return nil, map[string]any{prefix: "must be an object"}
-	}
 	x := &store.Exposure{}
-	if msg, bad := decodeFields(raw, x, true); msg != "" {
-		fields := map[string]any{}
-		for k, v := range bad {
-			fields[prefix+"."+k] = v
-		}
-		if len(fields) == 0 {
-			fields[prefix] = "must be an exposure object"
-		}
-		return nil, fields
-	}
-	if err := x.Validate(); err != nil {
-		fields := map[string]any{}
-		var e *store.Error
-		if errors.As(err, &e) {
-			if f, ok := e.Details["fields"].(map[string]any); ok {
-				for k, v := range f {
-					fields[prefix+"."+k] = v
-				}
-			}
-		}
-		if len(fields) == 0 {
-			fields[prefix] = err.Error()
-		}
+	if fields := decodeItem(raw, prefix, x, "an exposure object"); fields != nil {
 		return nil, fields
 	}
 	return x, nil
