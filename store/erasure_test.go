@@ -402,3 +402,45 @@ func TestScrubIgnoresOtherDatabases(t *testing.T) {
 		t.Fatalf("ScrubErasures with another database's transaction open = %d, %v; want 1 at once", n, err)
 	}
 }
+
+// TestEraseForgottenByOtherProcess: a process that remembers a user
+// (another server on the same database) stops answering them from memory
+// soon after another process erases them: its next answer assigns them
+// anew and records an impression, as for a user it never saw.
+func TestEraseForgottenByOtherProcess(t *testing.T) {
+	ctx := context.Background()
+	db, path := mustOpenDBPath(t)
+	server := mustOpenDBAt(t, path)
+	app, err := db.CreateApp(ctx, "a", "free", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newErasureEnv(t, db, app.ID)
+	recorded := func() bool {
+		t.Helper()
+		b, err := server.Variant(ctx, app.ID, e.campaign.ID, &VariantRequest{UserID: "remembered"}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil || m["variantId"] == nil {
+			t.Fatalf("not assigned: %s (%v)", b, err)
+		}
+		return m["impressionRecorded"] == true
+	}
+	if !recorded() {
+		t.Fatal("the first answer recorded no impression")
+	}
+	if recorded() {
+		t.Fatal("the second answer recorded an impression again")
+	}
+	if _, err := db.EraseUser(ctx, app.ID, "remembered"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !recorded(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the other process still answers the erased user from memory 10 s after the erasure")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -65,9 +65,17 @@ func (db *DB) startWatcher() {
 	if v, err := sqlite.DataVersion(ctx, db.write); err == nil {
 		db.sawDataVersion(v)
 	}
+	db.noticeErasures(ctx)
 	go func() {
 		defer close(w.done)
-		sqlite.WatchDataVersion(ctx, db.write, watchInterval, func(v int64) { db.sawDataVersion(v) })
+		sqlite.WatchDataVersion(ctx, db.write, watchInterval, func(v int64) {
+			db.sawDataVersion(v)
+			// The event indexer may have been the one to see the commit:
+			// the flag, not this call's answer, says whether to look.
+			if db.erasuresDue.Swap(false) {
+				db.noticeErasures(ctx)
+			}
+		})
 	}()
 }
 
