@@ -96,7 +96,7 @@ func (db *DB) beginPG(ctx context.Context) (*Tx, error) {
 // transaction begun before this moment has ended and no other session of
 // the database holds a snapshot from before it.
 func (db *DB) compactSecrets(ctx context.Context) {
-	db.awaitOlderSnapshots(ctx, compactWait)
+	db.awaitOlderSnapshots(ctx, compactWait, wholeServer)
 	if ctx.Err() != nil {
 		return
 	}
@@ -108,28 +108,42 @@ func (db *DB) compactSecrets(ctx context.Context) {
 // compactWait bounds compactSecrets' wait for older snapshots to end.
 const compactWait = 5 * time.Second
 
+// snapshotScope says whose transactions awaitOlderSnapshots waits for.
+type snapshotScope int
+
+const (
+	// thisDatabase: plain VACUUM holds no snapshot of its own while it
+	// scans, and ignores other databases' transactions (PostgreSQL 14 and
+	// later), so a long transaction of another database on the same
+	// server must not hold it back.
+	thisDatabase snapshotScope = iota
+	// wholeServer: VACUUM FULL copies the table under a snapshot of its
+	// own, whose horizon is the oldest transaction running anywhere on the
+	// server, other databases included.
+	wholeServer
+)
+
 // awaitOlderSnapshots waits, for at most wait, until no other session of
 // the database runs a transaction or holds a snapshot from before this
-// moment, and reports whether that happened: the
-// row versions this process replaced or deleted before the call are then
-// dead to every transaction, and VACUUM may remove them.
-func (db *DB) awaitOlderSnapshots(ctx context.Context, wait time.Duration) bool {
+// moment (and, for wholeServer, until every transaction of the server
+// begun before it has ended), and reports whether that happened: the row
+// versions this process replaced or deleted before the call are then dead
+// to every transaction, and VACUUM may remove them.
+func (db *DB) awaitOlderSnapshots(ctx context.Context, wait time.Duration, scope snapshotScope) bool {
 	var horizon string
 	if err := db.write.QueryRowContext(ctx, `SELECT CAST(pg_snapshot_xmax(pg_current_snapshot()) AS TEXT)`).Scan(&horizon); err != nil {
 		return false
 	}
 	for deadline := time.Now().Add(wait); ; {
 		var settled bool
-		// Only this database's sessions count: VACUUM of a table that is
-		// not shared ignores other databases' transactions (PostgreSQL 14
-		// and later), so a long transaction of another database on the
-		// same server must not hold the scrub back. A session's running
-		// transaction (backend_xid) holds the horizon back as its snapshot
-		// (backend_xmin) does.
-		err := db.write.QueryRowContext(ctx, `SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity
+		// A session's running transaction (backend_xid) holds the horizon
+		// back as its snapshot (backend_xmin) does.
+		err := db.write.QueryRowContext(ctx, `SELECT (? = 0 OR pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST(? AS TEXT) AS xid8))
+			AND NOT EXISTS (SELECT 1 FROM pg_stat_activity
 				WHERE datname = current_database() AND pid <> pg_backend_pid()
 					AND (age(backend_xmin) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid))
-						OR age(backend_xid) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid))))`, horizon, horizon).Scan(&settled)
+						OR age(backend_xid) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid))))`,
+			int(scope), horizon, horizon, horizon).Scan(&settled)
 		if err != nil {
 			return false
 		}

@@ -38,7 +38,7 @@ func (e pgEraser) userEvents(tx *Tx, appID int64, userID string) (int64, error) 
 // as a dead version until VACUUM removes it, and its index entries with
 // it, so that its space is reused. VACUUM can only remove what no
 // transaction may still see, so the scrub first waits, as compactSecrets
-// does, for every snapshot older than now to end; when one outlasts the
+// does, for every snapshot of the database older than now to end; when one outlasts the
 // wait, it vacuums all the same (whatever it can) but reports false, so
 // that the next pass vacuums again. ANALYZE with it refreshes the column
 // statistics, whose samples of common values may hold the erased ids.
@@ -47,7 +47,7 @@ func (e pgEraser) userEvents(tx *Tx, appID int64, userID string) (int64, error) 
 // the file until new rows overwrite them (docs/operations.md says what
 // that means, and how VACUUM FULL rewrites a table).
 func (e pgEraser) scrub(ctx context.Context) (bool, error) {
-	settled := e.db.awaitOlderSnapshots(ctx, scrubWait)
+	settled := e.db.awaitOlderSnapshots(ctx, scrubWait, thisDatabase)
 	if _, err := e.db.read.ExecContext(ctx, `VACUUM (ANALYZE) `+erasedTables); err != nil {
 		return false, err
 	}

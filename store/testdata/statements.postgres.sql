@@ -1025,10 +1025,11 @@ VACUUM (FULL) webhooks;
 SELECT CAST(pg_snapshot_xmax(pg_current_snapshot()) AS TEXT);
 
 -- DB.awaitOlderSnapshots#2 (postgres.go)
-SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity
+SELECT ($1 = 0 OR pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST($2 AS TEXT) AS xid8))
+			AND NOT EXISTS (SELECT 1 FROM pg_stat_activity
 				WHERE datname = current_database() AND pid <> pg_backend_pid()
-					AND (age(backend_xmin) > age(CAST(CAST(CAST($1 AS TEXT) AS xid8) AS xid))
-						OR age(backend_xid) > age(CAST(CAST(CAST($2 AS TEXT) AS xid8) AS xid))));
+					AND (age(backend_xmin) > age(CAST(CAST(CAST($3 AS TEXT) AS xid8) AS xid))
+						OR age(backend_xid) > age(CAST(CAST(CAST($4 AS TEXT) AS xid8) AS xid))));
 
 -- postgres.TryAdvisoryLock#1 (postgres/session.go)
 SELECT pg_try_advisory_lock($1);
