@@ -20,6 +20,11 @@ type exposureItem struct {
 	Fields map[string]any `json:"fields,omitempty"`
 }
 
+// exposureWorkers bounds the exposures of one call evaluated at once: a
+// new user's assignment waits for a group commit, and exposures waiting
+// together share one.
+const exposureWorkers = 8
+
 // handleExposures records what a local evaluator showed. The call as a
 // whole is refused (400) only when it is not a list of 1 to 100
 // exposures; each exposure is then judged on its own, and the answer says
@@ -59,34 +64,34 @@ func (s *Server) handleExposures(w http.ResponseWriter, r *http.Request) {
 		xs[i] = x
 	}
 	app := appID(r)
-	// Every exposure of the call is evaluated at once, so that the new
-	// users' assignments all wait for the same group commit: a call of
-	// 50 costs one or two commits, where a few workers taking them in
-	// turn made it wait for one commit after another. The commit still
-	// judges each on its own: one that fails is retried alone, and the
-	// others stay recorded.
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
 		failure error
+		next    = make(chan int)
 	)
-	for i, x := range xs {
-		if x == nil {
-			continue
-		}
+	for range min(exposureWorkers, len(raws)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			reason, err := s.DB.Expose(r.Context(), app, x)
-			if err != nil {
-				mu.Lock()
-				failure = errors.Join(failure, err)
-				mu.Unlock()
-				return
+			for i := range next {
+				reason, err := s.DB.Expose(r.Context(), app, xs[i])
+				if err != nil {
+					mu.Lock()
+					failure = errors.Join(failure, err)
+					mu.Unlock()
+					continue
+				}
+				items[i].Recorded, items[i].Reason = reason == "", reason
 			}
-			items[i].Recorded, items[i].Reason = reason == "", reason
 		}()
 	}
+	for i, x := range xs {
+		if x != nil {
+			next <- i
+		}
+	}
+	close(next)
 	wg.Wait()
 	if failure != nil {
 		s.writeError(w, r, firstError(failure))
