@@ -281,6 +281,11 @@ func (tx *Tx) recordErasure(appID int64, userID string, out *Erasure) error {
 	// SQLite they see the file change).
 	tx.changed = true
 	db := tx.db
+	// Forgotten before the commit as well as after it: the group commit
+	// that follows this transaction on the writer may run its operations
+	// before the callbacks below have run, and must not skip the user's
+	// row on the strength of what memory knew before the erasure.
+	db.forgetUsers()
 	tx.after = append(tx.after, func() {
 		db.erasuresSeen.Store(count)
 		db.forgetUsers()
