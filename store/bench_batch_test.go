@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -112,6 +113,38 @@ func BenchmarkBatchEvents(b *testing.B) {
 		meta := []byte(`{"amount":12}`)
 		benchBatch(b, db, procs, "µs/event", func(i int64) error {
 			in := EventInput{EventID: "view", UserID: fmt.Sprint("u-", i%2000), Metadata: meta}
+			_, err := db.LogEvent(ctx, app, &in)
+			return err
+		})
+	})
+}
+
+// BenchmarkBatchMetricEvents: the events of make load's metrics workload.
+// A campaign measures five metrics (two counts, a capped sum, a windowed
+// conversion, a capped sum to decrease) over 2,000 assigned users, and
+// each operation logs one of four events that move one or two of them;
+// an order also converts the goal.
+func BenchmarkBatchMetricEvents(b *testing.B) {
+	benchCases(b, func(b *testing.B, procs int, gather bool) {
+		db, app := eventsBenchDB(b)
+		db.batch.noGather = !gather
+		ids := []string{
+			fmt.Sprint(metricDef(b, db, app, `{"key":"views","name":"Page views","type":"count","eventId":"page_view"}`)),
+			fmt.Sprint(metricDef(b, db, app, `{"key":"revenue","name":"Revenue","type":"sum","eventId":"order","property":"revenue","cap":500}`)),
+			fmt.Sprint(metricDef(b, db, app, `{"key":"orders-7d","name":"Ordered","type":"conversion","eventId":"order","windowHours":168}`)),
+			fmt.Sprint(metricDef(b, db, app, `{"key":"carts","name":"Carts","type":"count","eventId":"add_to_cart","windowHours":24}`)),
+			fmt.Sprint(metricDef(b, db, app, `{"key":"latency","name":"Page time","type":"sum","eventId":"page_view","property":"ms","direction":"decrease","cap":10000}`)),
+		}
+		c := metricCampaign(b, db, app, `{"secondary":[`+strings.Join(ids[:3], ",")+`],"guardrails":[`+strings.Join(ids[3:], ",")+`]}`)
+		const users = 2000
+		for i := range users {
+			mustAssign(b, db, app, c.ID, VariantRequest{UserID: fmt.Sprint("m-", i)})
+		}
+		ctx := context.Background()
+		events := [4]string{"page_view", "add_to_cart", "page_view", "order"}
+		metas := [4]string{`{"ms":%d}`, `{"n":%d}`, `{"ms":%d}`, `{"revenue":%d}`}
+		benchBatch(b, db, procs, "µs/event", func(i int64) error {
+			in := EventInput{EventID: events[i%4], UserID: fmt.Sprint("m-", i%users), Metadata: fmt.Appendf(nil, metas[i%4], i%1000)}
 			_, err := db.LogEvent(ctx, app, &in)
 			return err
 		})

@@ -414,8 +414,12 @@ type userShard struct {
 
 type userEntry struct {
 	scope, val int64
-	off, n     uint32 // the user id is ids[off : off+n]
-	kind       byte
+	// at is an assignment's assigned_at when known, else 0: metric events
+	// need it, the variant routes do not, and an assignment never moves.
+	at   int64
+	off  uint32 // the user id is ids[off : off+n]
+	n    uint32
+	kind byte
 }
 
 type userKey struct {
@@ -452,23 +456,35 @@ func (s *userShard) find(h uint64, k userKey) int {
 }
 
 func (c *userCache) get(k userKey) (int64, bool) {
+	v, _, ok := c.getAt(k)
+	return v, ok
+}
+
+// getAt is get with the entry's time (0 when not known).
+func (c *userCache) getAt(k userKey) (v, at int64, ok bool) {
 	h, s := c.shard(k)
 	cur := c.epoch.Load()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.epoch != cur {
-		return 0, false // filled before an erasure
+		return 0, 0, false // filled before an erasure
 	}
 	if i := s.find(h, k); i >= 0 {
-		return s.ents[i].val, true
+		return s.ents[i].val, s.ents[i].at, true
 	}
-	return 0, false
+	return 0, 0, false
 }
 
 // put stores v for k, learnt from the database at epoch (the cache's
 // epoch when the caller began: see userEpoch). What was learnt before an
 // erasure that memory already knows of is not kept.
 func (c *userCache) put(k userKey, v int64, epoch uint64) {
+	c.putAt(k, v, 0, epoch)
+}
+
+// putAt is put with a time, at (0 when not known): a known time stays
+// while the value it goes with does.
+func (c *userCache) putAt(k userKey, v, at int64, epoch uint64) {
 	h, s := c.shard(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -481,7 +497,11 @@ func (c *userCache) put(k userKey, v int64, epoch uint64) {
 		s.epoch = epoch
 	}
 	if i := s.find(h, k); i >= 0 {
-		s.ents[i].val = v
+		e := &s.ents[i]
+		if at != 0 || e.val != v {
+			e.at = at
+		}
+		e.val = v
 		return
 	}
 	// A full shard starts over, and so does one whose ids outgrow 64 bytes
@@ -491,7 +511,7 @@ func (c *userCache) put(k userKey, v int64, epoch uint64) {
 		s.ents, s.ids = s.ents[:0], s.ids[:0]
 	}
 	s.slots[h] = uint32(len(s.ents))
-	s.ents = append(s.ents, userEntry{scope: k.scope, val: v, off: uint32(len(s.ids)), n: uint32(len(k.user)), kind: k.kind})
+	s.ents = append(s.ents, userEntry{scope: k.scope, val: v, at: at, off: uint32(len(s.ids)), n: uint32(len(k.user)), kind: k.kind})
 	s.ids = append(s.ids, k.user...)
 }
 

@@ -61,6 +61,12 @@ type engine interface {
 	convertUsers(tx *Tx) error
 	// insertEvents writes the queued events and sets their ids.
 	insertEvents(tx *Tx) error
+	// moveMetricValues moves users' values of metrics by list, in its
+	// order (the order of the row locks): conversions insert a 1 where
+	// there is none, the others add their delta. It calls moved with each
+	// row it changed and its value after: for conversions, the rows
+	// inserted now.
+	moveMetricValues(tx *Tx, conversion bool, list []*metricMove, moved func(ref metricValueRef, after float64)) error
 	// flushCounts writes the counter deltas of the variants ids, sorted.
 	flushCounts(tx *Tx, ids []int64) error
 

@@ -183,11 +183,11 @@ func (tx *Tx) takeSession(appID, campaign int64, sessionID, userID string) (int6
 	skey, ukey := storedKey('s', sessionID), storedKey('u', userID)
 	// DO NOTHING: the user's own assignment, committed by another process
 	// meanwhile, stands.
-	var vid int64
+	var vid, at int64
 	var converted sql.NullInt64
 	err := tx.queryRow(`INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, converted_at, covariate)
 		SELECT campaign_id, ?, variant_id, assigned_at, converted_at, covariate FROM assignments WHERE campaign_id = ? AND user_key = ?
-		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id, converted_at`, ukey, campaign, skey).Scan(&vid, &converted)
+		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id, assigned_at, converted_at`, ukey, campaign, skey).Scan(&vid, &at, &converted)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	} else if err != nil {
@@ -199,7 +199,7 @@ func (tx *Tx) takeSession(appID, campaign int64, sessionID, userID string) (int6
 	}
 	ck := userKey{campaign, 'u', userID}
 	tx.after = append(tx.after, func() {
-		tx.db.assigned.put(ck, vid, tx.epoch)
+		tx.db.assigned.putAt(ck, vid, at, tx.epoch)
 		if converted.Valid {
 			tx.db.converted.put(ck, vid, tx.epoch)
 		}

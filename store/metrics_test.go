@@ -245,3 +245,43 @@ func TestMetricsOtherEventsReadNothing(t *testing.T) {
 		t.Fatalf("value %d after the batch, want 2", n)
 	}
 }
+
+// TestMetricWindowFromMemory: a metric event finds its user's assignment
+// time in memory where memory has it, and it is the stored time: for a
+// user who took a session's assignment at the link (the session's time,
+// not the link's) and for one memory learnt from the database after a
+// restart. A window counted from any other time fails here.
+func TestMetricWindowFromMemory(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := mustOpenApp(t, eventsT0)
+	clicks := metricDef(t, db, app, `{"key":"clicks","name":"Clicks","type":"count","eventId":"click","windowHours":1}`)
+	c := metricCampaign(t, db, app, fmt.Sprintf(`{"secondary":[%d]}`, clicks))
+	at := func(d time.Duration) { clock.Set(eventsT0.Add(d)) }
+	click := func(user string) {
+		t.Helper()
+		if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "click", UserID: user}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustAssign(t, db, app, c.ID, VariantRequest{SessionID: "s"})
+	mustAssign(t, db, app, c.ID, VariantRequest{UserID: "w"})
+	// What a restarted process knows: nothing.
+	db.assigned = newUserCache(1<<10, &db.userEpoch)
+	at(30 * time.Minute)
+	if _, err := db.IdentifySession(ctx, app, "u", "s", nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{59 * time.Minute, time.Hour + time.Minute} {
+		at(d)
+		click("u")
+		click("w")
+	}
+	if _, _, ok := db.assigned.getAt(userKey{c.ID, 'u', "w"}); !ok {
+		t.Fatal("the assignment read for a metric event was not kept in memory")
+	}
+	for _, user := range []string{"u", "w"} {
+		if got := mustScalar(t, db, `SELECT CAST(value AS INTEGER) FROM metric_values WHERE campaign_id = ? AND metric_id = ? AND user_key = ?`, c.ID, clicks, "u:"+user); got != 1 {
+			t.Errorf("%s: %d clicks counted, want 1 (the one within an hour of the assignment)", user, got)
+		}
+	}
+}

@@ -176,60 +176,20 @@ func (tx *Tx) flushMetrics() error {
 		s[1] += a*a - b*b
 	}
 	for _, conversion := range []bool{true, false} {
-		buf := append(tx.runText[:0], '[')
-		n := 0
+		part := tx.metricPart[:0]
 		for _, mv := range list {
-			if (mv.m.typ == MetricConversion) != conversion {
-				continue
+			if (mv.m.typ == MetricConversion) == conversion {
+				part = append(part, mv)
 			}
-			if n > 0 {
-				buf = append(buf, ',')
-			}
-			n++
-			buf = strconv.AppendInt(append(buf, '['), mv.ref.campaign, 10)
-			buf = strconv.AppendInt(append(buf, ','), mv.ref.metric, 10)
-			buf = jsonjs.AppendQuote(append(buf, ','), mv.ref.key)
-			buf = strconv.AppendInt(append(buf, ','), mv.variant, 10)
-			buf = append(strconv.AppendFloat(append(buf, ','), mv.delta, 'g', -1, 64), ']')
 		}
-		buf = append(buf, ']')
-		tx.runText = buf[:0]
-		if n == 0 {
+		tx.metricPart = part[:0]
+		if len(part) == 0 {
 			continue
 		}
-		// The rows come as a JSON array of arrays: one text whatever their
-		// number, which each engine parses once, and they go in the
-		// array's order. WHERE true keeps SQLite from reading ON CONFLICT
-		// as a join's ON. The conversions' statement returns the rows it
-		// inserted, the users who converted now; the other returns every
-		// row with its value after the move.
-		var rows *sql.Rows
-		var err error
-		if conversion {
-			rows, err = tx.query(`INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
-				SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), j.value ->> 2, CAST(j.value ->> 3 AS BIGINT), 1
-				FROM `+tx.db.eng.jsonEach()+` WHERE true ORDER BY j.key
-				ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value`, string(buf))
-		} else {
-			rows, err = tx.query(`INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
-				SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), j.value ->> 2, CAST(j.value ->> 3 AS BIGINT), CAST(j.value ->> 4 AS DOUBLE PRECISION)
-				FROM `+tx.db.eng.jsonEach()+` WHERE true ORDER BY j.key
-				ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value
-				RETURNING campaign_id, metric_id, user_key, value`, string(buf))
-		}
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var ref metricValueRef
-			var after float64
-			if err := rows.Scan(&ref.campaign, &ref.metric, &ref.key, &after); err != nil {
-				rows.Close()
-				return err
-			}
+		err := tx.db.eng.moveMetricValues(tx, conversion, part, func(ref metricValueRef, after float64) {
 			mv := moves[ref]
 			if mv == nil {
-				continue
+				return
 			}
 			if conversion {
 				// Inserted: converted now. A user converted before is
@@ -238,9 +198,8 @@ func (tx *Tx) flushMetrics() error {
 			} else {
 				move(mv, after-mv.delta, after)
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 	}
@@ -285,13 +244,25 @@ func (tx *Tx) wroteAfter(ref assignRef, queued int) bool {
 	return ok && seq >= queued
 }
 
-// metricUsers reads the assignments of the queued metric events' userIds,
-// one query per campaign.
+// metricUsers finds the assignments of the queued metric events'
+// userIds: in memory, where an assignment is known with its time (it
+// never changes once stored), else in one query per campaign, whose
+// answers memory then keeps.
 func (tx *Tx) metricUsers() (map[assignRef]metricFound, error) {
 	found := map[assignRef]metricFound{}
 	var campaigns []int64
 	for i := range tx.metrics {
-		if p := &tx.metrics[i]; p.user != "" && !slices.Contains(campaigns, p.t.lc.id) {
+		p := &tx.metrics[i]
+		if p.user == "" {
+			continue
+		}
+		ref := assignRef{p.t.lc.id, storedKey('u', p.user)}
+		if _, ok := found[ref]; ok {
+			continue
+		}
+		if vid, at, ok := tx.db.assigned.getAt(userKey{p.t.lc.id, 'u', p.user}); ok && at != 0 {
+			found[ref] = metricFound{key: ref.key, variant: vid, at: at}
+		} else if !slices.Contains(campaigns, p.t.lc.id) {
 			campaigns = append(campaigns, p.t.lc.id)
 		}
 	}
@@ -306,6 +277,9 @@ func (tx *Tx) metricUsers() (map[assignRef]metricFound, error) {
 				continue
 			}
 			seen[p.user] = true
+			if _, ok := found[assignRef{c, storedKey('u', p.user)}]; ok {
+				continue
+			}
 			if len(list) > 1 {
 				list = append(list, ',')
 			}
@@ -327,7 +301,12 @@ func (tx *Tx) metricUsers() (map[assignRef]metricFound, error) {
 				rows.Close()
 				return nil, err
 			}
-			found[assignRef{c, f.key}] = f
+			ref := assignRef{c, f.key}
+			found[ref] = f
+			if _, mine := tx.wrote[ref]; !mine && strings.HasPrefix(f.key, "u:") {
+				k := userKey{c, 'u', f.key[2:]}
+				tx.after = append(tx.after, func() { tx.db.assigned.putAt(k, f.variant, f.at, tx.epoch) })
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

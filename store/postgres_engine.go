@@ -84,6 +84,12 @@ func (*postgresEngine) convertUsers(tx *Tx) error { return tx.convertUsersPG() }
 
 func (*postgresEngine) insertEvents(tx *Tx) error { return tx.insertEventsPG() }
 
+// moveMetricValues sends the moves as arrays, as the other rows of a
+// group commit go (postgres_rows.go).
+func (*postgresEngine) moveMetricValues(tx *Tx, conversion bool, list []*metricMove, moved func(metricValueRef, float64)) error {
+	return tx.moveMetricValuesPG(conversion, list, moved)
+}
+
 // flushCounts: one statement for every variant (postgres_counts.go), since
 // each costs a round trip.
 func (*postgresEngine) flushCounts(tx *Tx, ids []int64) error { return tx.flushCountsPG(ids) }

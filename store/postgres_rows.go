@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgtype"
@@ -37,13 +38,65 @@ const pgEventsInsert = `INSERT INTO events (app_id, event_id, user_id, session_i
 		AS r(app_id, event_id, user_id, session_id, metadata, log_id)
 	RETURNING id`
 
+// The metric values' moves (Tx.flushMetrics), in the arrays' order, which
+// is the order of their row locks: a conversion goes in once, the others
+// add. Each returns the rows it changed with their values after.
+const (
+	pgMetricConversions = `INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
+	SELECT r.campaign_id, r.metric_id, r.user_key, r.variant_id, 1
+	FROM unnest(CAST(? AS BIGINT[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS BIGINT[])) AS r(campaign_id, metric_id, user_key, variant_id)
+	ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value`
+	pgMetricValuesAdd = `INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
+	SELECT r.campaign_id, r.metric_id, r.user_key, r.variant_id, r.delta
+	FROM unnest(CAST(? AS BIGINT[]), CAST(? AS BIGINT[]), CAST(? AS TEXT[]), CAST(? AS BIGINT[]), CAST(? AS DOUBLE PRECISION[]))
+		AS r(campaign_id, metric_id, user_key, variant_id, delta)
+	ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value
+	RETURNING campaign_id, metric_id, user_key, value`
+)
+
+// moveMetricValuesPG is postgresEngine.moveMetricValues.
+func (tx *Tx) moveMetricValuesPG(conversion bool, list []*metricMove, moved func(metricValueRef, float64)) error {
+	c := &tx.cols
+	campaigns, metrics, variants, keys, deltas := c.ints[0], c.ints[1], c.ints[2], c.strs[0], c.floats
+	for _, mv := range list {
+		campaigns = append(campaigns, mv.ref.campaign)
+		metrics = append(metrics, mv.ref.metric)
+		keys = append(keys, mv.ref.key)
+		variants = append(variants, mv.variant)
+		deltas = append(deltas, mv.delta)
+	}
+	c.ints[0], c.ints[1], c.ints[2], c.strs[0], c.floats = campaigns, metrics, variants, keys, deltas
+	defer c.reset()
+	var rows *sql.Rows
+	var err error
+	if conversion {
+		rows, err = tx.raw.QueryContext(tx.ctx, pgMetricConversions, campaigns, metrics, keys, variants)
+	} else {
+		rows, err = tx.raw.QueryContext(tx.ctx, pgMetricValuesAdd, campaigns, metrics, keys, variants, deltas)
+	}
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var ref metricValueRef
+		var after float64
+		if err := rows.Scan(&ref.campaign, &ref.metric, &ref.key, &after); err != nil {
+			return err
+		}
+		moved(ref, after)
+	}
+	return rows.Err()
+}
+
 // pgColumns back the arrays of one statement at a time (rows here, the
 // counters' deltas in postgres_counts.go), kept with the transaction's
 // other buffers.
 type pgColumns struct {
-	ints  [6][]int64
-	strs  [2][]string
-	texts [4][]pgtype.Text
+	ints   [6][]int64
+	strs   [2][]string
+	texts  [4][]pgtype.Text
+	floats []float64
 }
 
 func (c *pgColumns) reset() {
@@ -56,6 +109,7 @@ func (c *pgColumns) reset() {
 	for i := range c.texts {
 		c.texts[i] = emptied(c.texts[i])
 	}
+	c.floats = emptied(c.floats)
 }
 
 // pgText is v, a string or nil, as a nullable array element.

@@ -62,6 +62,9 @@ type txBufs struct {
 	convs  []pendingConv
 	// metrics are the metric events queued for the commit.
 	metrics []pendingMetric
+	// metricPart is flushMetrics' list of one kind's moves, kept for its
+	// memory.
+	metricPart []*metricMove
 	// wrote are the places (pendingAssign.seq) of the assignments written
 	// while conversions were queued, for those conversions to tell the
 	// ones queued after them.
@@ -313,7 +316,7 @@ func (tx *Tx) flushAssignments() error {
 		} else if err := tx.queryRow(`SELECT variant_id FROM assignments WHERE campaign_id = ? AND user_key = ?`, a.ref.campaign, a.ref.key).Scan(&vid); err != nil {
 			return err
 		}
-		a.answer(vid)
+		a.answer(vid, ms(tx.now))
 	}
 	if len(tx.convs) > 0 || len(tx.metrics) > 0 {
 		if tx.wrote == nil {
@@ -333,10 +336,14 @@ func (tx *Tx) flushAssignments() error {
 }
 
 // answer answers the operations that asked for the assignment with the
-// variant vid, the first with the impression when the row went in.
-func (a *pendingAssign) answer(vid int64) {
+// variant vid, the first with the impression when the row went in, at
+// the time now.
+func (a *pendingAssign) answer(vid, now int64) {
 	for j, out := range a.outs {
 		out.variantID, out.recorded = vid, a.inserted && j == 0
+		if a.inserted {
+			out.assignedAt = now
+		}
 	}
 }
 
@@ -388,7 +395,7 @@ func (tx *Tx) roundRobin() error {
 				continue
 			}
 			if vid, ok := found[a.ref.key]; ok {
-				a.answer(vid)
+				a.answer(vid, 0)
 				a.rr, stored = nil, true
 				a.outs = nil
 				continue

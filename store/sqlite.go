@@ -30,7 +30,7 @@ func openSQLite(ctx context.Context, path string, up bool, opts Options) (*DB, e
 	// The group commit's multi-row inserts are prepared while the writer is
 	// free: once it is busy, a statement prepared in the background can
 	// wait long for it, and each of these is costly to parse.
-	for _, m := range []multiRow{usersInsert, assignInsert, eventsInsert} {
+	for _, m := range []multiRow{usersInsert, assignInsert, eventsInsert, metricConversionsInsert, metricValuesAdd} {
 		for _, q := range m.texts {
 			db.wstmts.prepare(q)
 		}

@@ -69,6 +69,12 @@ func (sqliteEngine) convertUsers(tx *Tx) error { return tx.convertEach(0) }
 
 func (sqliteEngine) insertEvents(tx *Tx) error { return tx.insertEventsSQLite() }
 
+// moveMetricValues binds the moves as multi-row VALUES: in process,
+// parsing a JSON text into rows cost more than the rows' writes.
+func (sqliteEngine) moveMetricValues(tx *Tx, conversion bool, list []*metricMove, moved func(metricValueRef, float64)) error {
+	return tx.moveMetricValuesSQLite(conversion, list, moved)
+}
+
 // flushCounts: a statement per variant, which in the process costs no
 // round trip.
 func (sqliteEngine) flushCounts(tx *Tx, ids []int64) error { return tx.flushCountsEach(ids) }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 )
@@ -45,6 +46,51 @@ type rowStmts struct {
 func (s *rowStmts) exec(ctx context.Context, dc any, q string, args []driver.NamedValue) (driver.Result, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	st, err := s.stmt(ctx, dc, q)
+	if err != nil {
+		return nil, err
+	}
+	x, ok := st.(driver.StmtExecContext)
+	if !ok {
+		return nil, fmt.Errorf("store: driver statement %T cannot execute", st)
+	}
+	return x.ExecContext(ctx, args)
+}
+
+// query runs q and calls row with each row it returns, whose values are
+// valid only during the call.
+func (s *rowStmts) query(ctx context.Context, dc any, q string, args []driver.NamedValue, row func([]driver.Value) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.stmt(ctx, dc, q)
+	if err != nil {
+		return err
+	}
+	x, ok := st.(driver.StmtQueryContext)
+	if !ok {
+		return fmt.Errorf("store: driver statement %T cannot query", st)
+	}
+	rows, err := x.QueryContext(ctx, args)
+	if err != nil {
+		return err
+	}
+	vals := make([]driver.Value, len(rows.Columns()))
+	for {
+		if err = rows.Next(vals); err != nil {
+			break
+		}
+		if err = row(vals); err != nil {
+			break
+		}
+	}
+	if cerr := rows.Close(); err == io.EOF {
+		err = cerr
+	}
+	return err
+}
+
+// stmt is q prepared on dc; s.mu is held.
+func (s *rowStmts) stmt(ctx context.Context, dc any, q string) (driver.Stmt, error) {
 	if s.closed {
 		return nil, errClosed
 	}
@@ -63,11 +109,7 @@ func (s *rowStmts) exec(ctx context.Context, dc any, q string, args []driver.Nam
 		}
 		s.m[q] = st
 	}
-	x, ok := st.(driver.StmtExecContext)
-	if !ok {
-		return nil, fmt.Errorf("store: driver statement %T cannot execute", st)
-	}
-	return x.ExecContext(ctx, args)
+	return st, nil
 }
 
 // close finalizes the statements of the writer's connection before the
@@ -123,6 +165,14 @@ func (tx *Tx) insertEventRows(q string, args []driver.NamedValue, chunk []pendin
 		e.res.ID = last - int64(len(chunk)-1-j)
 	}
 	return nil
+}
+
+// queryRows runs a multi-row statement that returns rows in the
+// transaction, calling row with each (see rowStmts.query).
+func (tx *Tx) queryRows(q string, args []driver.NamedValue, row func([]driver.Value) error) error {
+	return tx.sc.Raw(func(dc any) error {
+		return tx.db.rows.query(tx.ctx, dc, q, args, row)
+	})
 }
 
 // execRows runs a multi-row statement in the transaction.

@@ -1,6 +1,9 @@
 package store
 
-import "strings"
+import (
+	"database/sql/driver"
+	"strings"
+)
 
 // SQLite takes the rows a group commit queued (rows.go) as multi-row
 // VALUES statements, run on the driver connection (sqlite_rawrows.go).
@@ -65,7 +68,67 @@ var (
 	// statement by statement.
 	eventsInsert = newMultiRow(`INSERT OR FAIL INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES `,
 		`(?, ?, ?, ?, ?, ?, ?)`, ``)
+	// Metric values (Tx.flushMetrics): a conversion goes in once, the
+	// others add; each returns the rows it changed, as RETURNING's rows
+	// come in no promised order.
+	metricConversionsInsert = newMultiRow(metricValuesPrefix, `(?, ?, ?, ?, 1)`,
+		` ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value`)
+	metricValuesAdd = newMultiRow(metricValuesPrefix, `(?, ?, ?, ?, ?)`,
+		` ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value`)
 )
+
+const metricValuesPrefix = `INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES `
+
+// moveMetricValuesSQLite is sqliteEngine.moveMetricValues.
+func (tx *Tx) moveMetricValuesSQLite(conversion bool, list []*metricMove, moved func(metricValueRef, float64)) error {
+	m, cols := metricValuesAdd, 5
+	if conversion {
+		m, cols = metricConversionsInsert, 4
+	}
+	var campaign, metric, variant lastBox[int64]
+	return m.chunks(len(list), func(i, n int, q string) error {
+		args := tx.argsFor(cols * n)
+		for _, mv := range list[i : i+n] {
+			args = rowArgs(args, campaign.of(mv.ref.campaign), metric.of(mv.ref.metric), mv.ref.key, variant.of(mv.variant))
+			if !conversion {
+				args = rowArgs(args, mv.delta)
+			}
+		}
+		return tx.queryRows(q, args, func(v []driver.Value) error {
+			ref := metricValueRef{campaign: asInt64(v[0]), metric: asInt64(v[1])}
+			switch k := v[2].(type) {
+			case string:
+				ref.key = k
+			case []byte:
+				ref.key = string(k)
+			}
+			moved(ref, asFloat64(v[3]))
+			return nil
+		})
+	})
+}
+
+// asInt64 and asFloat64 read a number the driver returned, whatever its
+// storage class.
+func asInt64(v driver.Value) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	}
+	return 0
+}
+
+func asFloat64(v driver.Value) float64 {
+	switch n := v.(type) {
+	case int64:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return 0
+}
 
 // lastBox turns values into database/sql arguments, reusing the previous
 // interface value while the value repeats: the rows of one batch share the

@@ -698,8 +698,12 @@ var builtStatements = map[string]func(engine) []string{
 	"Tx.execRows#1": func(engine) []string {
 		return slices.Concat(multiRowTexts(usersInsert), multiRowTexts(assignInsert), multiRowTexts(eventsInsert))
 	},
+	"Tx.queryRows#1": func(engine) []string {
+		return slices.Concat(multiRowTexts(metricConversionsInsert), multiRowTexts(metricValuesAdd))
+	},
 	"openSQLite#1": func(engine) []string {
-		return slices.Concat(multiRowTexts(usersInsert), multiRowTexts(assignInsert), multiRowTexts(eventsInsert))
+		return slices.Concat(multiRowTexts(usersInsert), multiRowTexts(assignInsert), multiRowTexts(eventsInsert),
+			multiRowTexts(metricConversionsInsert), multiRowTexts(metricValuesAdd))
 	},
 	"Tx.insertAssignments#1": func(engine) []string { return multiRowTexts(assignReturning) },
 	"DB.scanAudienceUsers#2": func(eng engine) []string {

@@ -216,7 +216,7 @@ func (db *DB) evaluate(ctx context.Context, lc *liveCampaign, req *VariantReques
 	case out.mismatch:
 		return evaluation{variant: -1, reason: ReasonVariantMismatch}, nil
 	}
-	db.assigned.put(ck, out.variantID, epoch)
+	db.assigned.putAt(ck, out.variantID, out.assignedAt, epoch)
 	i := lc.variantIndex(out.variantID)
 	if i < 0 {
 		return evaluation{}, errors.New("store: assigned variant missing from campaign")
@@ -246,7 +246,10 @@ type assignOutcome struct {
 	// was written.
 	mismatch  bool
 	variantID int64
-	recorded  bool
+	// assignedAt is the assignment's time when this operation stored it,
+	// else 0 (not read: the variant routes do not need it).
+	assignedAt int64
+	recorded   bool
 }
 
 // assign answers a user the variant memory did not know: the stored

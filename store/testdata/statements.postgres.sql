@@ -620,7 +620,7 @@ SELECT c.id FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AN
 -- Tx.takeSession#1 (links.go)
 INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, converted_at, covariate)
 		SELECT campaign_id, $1, variant_id, assigned_at, converted_at, covariate FROM assignments WHERE campaign_id = $2 AND user_key = $3
-		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id, converted_at;
+		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id, assigned_at, converted_at;
 
 -- Tx.takeSession#2 (links.go)
 UPDATE metric_values SET user_key = $1 WHERE campaign_id = $2
@@ -823,19 +823,6 @@ SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = $1
 		AND assigned_at <= $6;
 
 -- Tx.flushMetrics#2 (metricvalues.go)
-INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
-				SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), j.value ->> 2, CAST(j.value ->> 3 AS BIGINT), 1
-				FROM jsonb_array_elements(CAST($1 AS JSONB)) WITH ORDINALITY AS j(value, key) WHERE true ORDER BY j.key
-				ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
-
--- Tx.flushMetrics#3 (metricvalues.go)
-INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
-				SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), j.value ->> 2, CAST(j.value ->> 3 AS BIGINT), CAST(j.value ->> 4 AS DOUBLE PRECISION)
-				FROM jsonb_array_elements(CAST($1 AS JSONB)) WITH ORDINALITY AS j(value, key) WHERE true ORDER BY j.key
-				ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value
-				RETURNING campaign_id, metric_id, user_key, value;
-
--- Tx.flushMetrics#4 (metricvalues.go)
 INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq)
 		SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), CAST(j.value ->> 2 AS BIGINT),
 			CAST(j.value ->> 3 AS DOUBLE PRECISION), CAST(j.value ->> 4 AS DOUBLE PRECISION)
@@ -1125,6 +1112,20 @@ UPDATE webhook_deliveries SET claimed_until = NULL, claimed_by = NULL
 			AND claimed_by NOT IN (SELECT (CAST(l.classid AS BIGINT) << 32) | CAST(l.objid AS BIGINT) FROM pg_locks l
 				WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
 					AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()));
+
+-- Tx.moveMetricValuesPG#1 (postgres_rows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
+	SELECT r.campaign_id, r.metric_id, r.user_key, r.variant_id, 1
+	FROM unnest(CAST($1 AS BIGINT[]), CAST($2 AS BIGINT[]), CAST($3 AS TEXT[]), CAST($4 AS BIGINT[])) AS r(campaign_id, metric_id, user_key, variant_id)
+	ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.moveMetricValuesPG#2 (postgres_rows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
+	SELECT r.campaign_id, r.metric_id, r.user_key, r.variant_id, r.delta
+	FROM unnest(CAST($1 AS BIGINT[]), CAST($2 AS BIGINT[]), CAST($3 AS TEXT[]), CAST($4 AS BIGINT[]), CAST($5 AS DOUBLE PRECISION[]))
+		AS r(campaign_id, metric_id, user_key, variant_id, delta)
+	ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value
+	RETURNING campaign_id, metric_id, user_key, value;
 
 -- Tx.flushUsersPG#1 (postgres_rows.go)
 WITH w AS (INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen)

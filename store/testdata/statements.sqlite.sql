@@ -630,7 +630,7 @@ SELECT c.id FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AN
 -- Tx.takeSession#1 (links.go)
 INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, converted_at, covariate)
 		SELECT campaign_id, ?, variant_id, assigned_at, converted_at, covariate FROM assignments WHERE campaign_id = ? AND user_key = ?
-		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id, converted_at;
+		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id, assigned_at, converted_at;
 
 -- Tx.takeSession#2 (links.go)
 UPDATE metric_values SET user_key = ? WHERE campaign_id = ?
@@ -833,19 +833,6 @@ SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = ? 
 		AND assigned_at <= ?;
 
 -- Tx.flushMetrics#2 (metricvalues.go)
-INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
-				SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), j.value ->> 2, CAST(j.value ->> 3 AS BIGINT), 1
-				FROM json_each(?) AS j WHERE true ORDER BY j.key
-				ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
-
--- Tx.flushMetrics#3 (metricvalues.go)
-INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
-				SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), j.value ->> 2, CAST(j.value ->> 3 AS BIGINT), CAST(j.value ->> 4 AS DOUBLE PRECISION)
-				FROM json_each(?) AS j WHERE true ORDER BY j.key
-				ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value
-				RETURNING campaign_id, metric_id, user_key, value;
-
--- Tx.flushMetrics#4 (metricvalues.go)
 INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq)
 		SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), CAST(j.value ->> 2 AS BIGINT),
 			CAST(j.value ->> 3 AS DOUBLE PRECISION), CAST(j.value ->> 4 AS DOUBLE PRECISION)
@@ -1122,62 +1109,95 @@ DELETE FROM dashboard_signin_failures WHERE key IN (
 -- DB.ResetSignInFailures#1 (signin_throttle.go)
 DELETE FROM dashboard_signin_failures WHERE key = ?;
 
--- openSQLite#1 [1/17] (sqlite.go)
+-- openSQLite#1 [1/28] (sqlite.go)
 INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, '{}', ?, ?) ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
 	WHERE users.last_seen <= excluded.last_seen - 60000;
 
--- openSQLite#1 [2/17] (sqlite.go)
+-- openSQLite#1 [2/28] (sqlite.go)
 INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?) ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
 	WHERE users.last_seen <= excluded.last_seen - 60000;
 
--- openSQLite#1 [3/17] (sqlite.go)
+-- openSQLite#1 [3/28] (sqlite.go)
 INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?) ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
 	WHERE users.last_seen <= excluded.last_seen - 60000;
 
--- openSQLite#1 [4/17] (sqlite.go)
+-- openSQLite#1 [4/28] (sqlite.go)
 INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?) ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
 	WHERE users.last_seen <= excluded.last_seen - 60000;
 
--- openSQLite#1 [5/17] (sqlite.go)
+-- openSQLite#1 [5/28] (sqlite.go)
 INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?) ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
 	WHERE users.last_seen <= excluded.last_seen - 60000;
 
--- openSQLite#1 [6/17] (sqlite.go)
+-- openSQLite#1 [6/28] (sqlite.go)
 INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?), (?, ?, '{}', ?, ?) ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
 	WHERE users.last_seen <= excluded.last_seen - 60000;
 
--- openSQLite#1 [7/17] (sqlite.go)
+-- openSQLite#1 [7/28] (sqlite.go)
 INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?) ON CONFLICT (campaign_id, user_key) DO NOTHING;
 
--- openSQLite#1 [8/17] (sqlite.go)
+-- openSQLite#1 [8/28] (sqlite.go)
 INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?), (?, ?, ?, ?) ON CONFLICT (campaign_id, user_key) DO NOTHING;
 
--- openSQLite#1 [9/17] (sqlite.go)
+-- openSQLite#1 [9/28] (sqlite.go)
 INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?) ON CONFLICT (campaign_id, user_key) DO NOTHING;
 
--- openSQLite#1 [10/17] (sqlite.go)
+-- openSQLite#1 [10/28] (sqlite.go)
 INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?) ON CONFLICT (campaign_id, user_key) DO NOTHING;
 
--- openSQLite#1 [11/17] (sqlite.go)
+-- openSQLite#1 [11/28] (sqlite.go)
 INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?) ON CONFLICT (campaign_id, user_key) DO NOTHING;
 
--- openSQLite#1 [12/17] (sqlite.go)
+-- openSQLite#1 [12/28] (sqlite.go)
 INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) VALUES (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?), (?, ?, ?, ?) ON CONFLICT (campaign_id, user_key) DO NOTHING;
 
--- openSQLite#1 [13/17] (sqlite.go)
+-- openSQLite#1 [13/28] (sqlite.go)
 INSERT OR FAIL INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES (?, ?, ?, ?, ?, ?, ?);
 
--- openSQLite#1 [14/17] (sqlite.go)
+-- openSQLite#1 [14/28] (sqlite.go)
 INSERT OR FAIL INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
 
--- openSQLite#1 [15/17] (sqlite.go)
+-- openSQLite#1 [15/28] (sqlite.go)
 INSERT OR FAIL INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
 
--- openSQLite#1 [16/17] (sqlite.go)
+-- openSQLite#1 [16/28] (sqlite.go)
 INSERT OR FAIL INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
 
--- openSQLite#1 [17/17] (sqlite.go)
+-- openSQLite#1 [17/28] (sqlite.go)
 INSERT OR FAIL INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts) VALUES (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?), (?, ?, ?, ?, ?, ?, ?);
+
+-- openSQLite#1 [18/28] (sqlite.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- openSQLite#1 [19/28] (sqlite.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1), (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- openSQLite#1 [20/28] (sqlite.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- openSQLite#1 [21/28] (sqlite.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- openSQLite#1 [22/28] (sqlite.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- openSQLite#1 [23/28] (sqlite.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- openSQLite#1 [24/28] (sqlite.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?) ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value;
+
+-- openSQLite#1 [25/28] (sqlite.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?) ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value;
+
+-- openSQLite#1 [26/28] (sqlite.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?) ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value;
+
+-- openSQLite#1 [27/28] (sqlite.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?) ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value;
+
+-- openSQLite#1 [28/28] (sqlite.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?) ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value;
 
 -- sqlite.Backup#1 (sqlite/backup.go)
 VACUUM INTO ?;
@@ -1272,6 +1292,39 @@ DELETE FROM event_users WHERE app_id = ? AND user_id = ? AND event_id = ? AND ts
 
 -- Tx.expireFromRuns#3 (sqlite_eventruns.go)
 INSERT INTO event_users (app_id, user_id, event_id, ts, id, run) VALUES (?, ?, ?, ?, ?, ?);
+
+-- Tx.queryRows#1 [1/11] (sqlite_rawrows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.queryRows#1 [2/11] (sqlite_rawrows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1), (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.queryRows#1 [3/11] (sqlite_rawrows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.queryRows#1 [4/11] (sqlite_rawrows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.queryRows#1 [5/11] (sqlite_rawrows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.queryRows#1 [6/11] (sqlite_rawrows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1), (?, ?, ?, ?, 1) ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.queryRows#1 [7/11] (sqlite_rawrows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?) ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.queryRows#1 [8/11] (sqlite_rawrows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?) ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.queryRows#1 [9/11] (sqlite_rawrows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?) ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.queryRows#1 [10/11] (sqlite_rawrows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?) ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.queryRows#1 [11/11] (sqlite_rawrows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?), (?, ?, ?, ?, ?) ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value;
 
 -- Tx.execRows#1 [1/17] (sqlite_rawrows.go)
 INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen) VALUES (?, ?, '{}', ?, ?) ON CONFLICT (app_id, user_id) DO UPDATE SET last_seen = excluded.last_seen
