@@ -98,8 +98,10 @@ func (tx *Tx) covariates(list []pendingAssign) error {
 // isFresh reports whether this transaction recorded the user for the
 // first time (see txBufs.fresh).
 func (tx *Tx) isFresh(appID int64, userID string) bool {
-	_, ok := tx.fresh[userRef{appID, userID}]
-	return ok
+	k := userRef{appID, userID}
+	_, ok := tx.fresh[k]
+	_, linked := tx.linked[k]
+	return ok && !linked
 }
 
 // countCovariates counts the goal events in the lookback window of the

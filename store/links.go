@@ -127,12 +127,13 @@ func (tx *Tx) linkSession(appID int64, sessionID, userID string) (int64, error) 
 		tx.after = append(tx.after, func() { tx.db.links.put(k, outcome, tx.epoch) })
 		return outcome, nil
 	}
-	// Written now rather than at the commit (seeUser): a user first
-	// recorded by a commit counts no covariate there (isFresh), and this
-	// one may own the session's events already.
-	if err := tx.touchUser(appID, userID, nil); err != nil {
-		return 0, err
+	// Recorded with the commit's other sightings, but never counted as
+	// first seen there (isFresh): the session's events are the user's now.
+	tx.touchUserLater(appID, userID)
+	if tx.linked == nil {
+		tx.linked = map[userRef]struct{}{}
 	}
+	tx.linked[userRef{appID, userID}] = struct{}{}
 	if err := tx.copyAssignments(appID, sessionID, userID); err != nil {
 		return 0, err
 	}

@@ -97,12 +97,17 @@ func TestLinkedCovariate(t *testing.T) {
 	}
 	// "v" is a visitor assigned before signing in, with one purchase.
 	buy(EventInput{SessionID: "sv"})
+	// "w" bought twice as a visitor and is first seen, linked and
+	// assigned by one request naming both ids: a user the commit records
+	// for the first time, yet the owner of the session's events.
+	buy(EventInput{SessionID: "sw"})
+	buy(EventInput{SessionID: "sw"})
 	if db.pgEngine() == nil {
 		indexGeneration(t, db)
 	}
 	clock.Set(eventsT0)
 	c := mustCreateCampaign(t, db, app, "buy", []testArm{{alloc: 50, control: true}, {alloc: 50}})
-	for _, req := range []*VariantRequest{{UserID: "u"}, {SessionID: "sv"}} {
+	for _, req := range []*VariantRequest{{UserID: "u"}, {SessionID: "sv"}, {UserID: "w", SessionID: "sw"}} {
 		if _, err := db.Variant(ctx, app, c.ID, req, nil); err != nil {
 			t.Fatal(err)
 		}
@@ -111,18 +116,18 @@ func TestLinkedCovariate(t *testing.T) {
 	if _, err := db.IdentifySession(ctx, app, "v", "sv", nil); err != nil {
 		t.Fatal(err)
 	}
-	for key, want := range map[string]int64{"u:u": 4, "s:sv": 1, "u:v": 1} {
+	for key, want := range map[string]int64{"u:u": 4, "s:sv": 1, "u:v": 1, "u:w": 2} {
 		if got := mustScalar(t, db, `SELECT covariate FROM assignments WHERE campaign_id = ? AND user_key = ?`, c.ID, key); got != want {
 			t.Errorf("%s: covariate %d, want %d", key, got, want)
 		}
 	}
 	// The variants' sums count the session's covariate once: the copy
 	// the user took adds nothing.
-	if got := mustScalar(t, db, `SELECT sum(cuped_sum_x) FROM campaign_variants WHERE campaign_id = ?`, c.ID); got != 5 {
-		t.Errorf("cuped_sum_x over the variants %d, want 5", got)
+	if got := mustScalar(t, db, `SELECT sum(cuped_sum_x) FROM campaign_variants WHERE campaign_id = ?`, c.ID); got != 7 {
+		t.Errorf("cuped_sum_x over the variants %d, want 7", got)
 	}
-	if got := mustScalar(t, db, `SELECT sum(impressions) FROM campaign_variants WHERE campaign_id = ?`, c.ID); got != 2 {
-		t.Errorf("impressions %d, want 2", got)
+	if got := mustScalar(t, db, `SELECT sum(impressions) FROM campaign_variants WHERE campaign_id = ?`, c.ID); got != 3 {
+		t.Errorf("impressions %d, want 3", got)
 	}
 }
 

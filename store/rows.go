@@ -51,7 +51,11 @@ type txBufs struct {
 	// statement reports them (PostgreSQL's). Logging an event records its
 	// user in the same transaction, so a user first seen now logged no
 	// event before now: their CUPED covariate is 0 without a query.
-	fresh     map[userRef]struct{}
+	fresh map[userRef]struct{}
+	// linked are users this transaction linked to a session: recorded
+	// with the commit's other sightings, yet never fresh, since the
+	// session's earlier events are theirs now.
+	linked    map[userRef]struct{}
 	events    []pendingEvent
 	logs      map[logKey]int // index in events of each queued logId
 	assigns   []pendingAssign
@@ -89,6 +93,7 @@ const maxKeptRows = 4096
 func (b *txBufs) reset() {
 	clear(b.users)
 	clear(b.fresh)
+	clear(b.linked)
 	clear(b.logs)
 	clear(b.wrote)
 	// A campaign's map of keys is kept for its next new users, unless
