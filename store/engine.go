@@ -67,6 +67,11 @@ type engine interface {
 	// row it changed and its value after: for conversions, the rows
 	// inserted now.
 	moveMetricValues(tx *Tx, conversion bool, list []*metricMove, moved func(ref metricValueRef, after float64)) error
+	// insertLink links the session to the user unless the session is
+	// linked already, and says whether it did; if so, it returns the
+	// campaigns of the app, in id order (the order their rows are locked
+	// in), where the session is assigned and the user is not.
+	insertLink(tx *Tx, appID int64, sessionID, userID string) (bool, []int64, error)
 	// flushCounts writes the counter deltas of the variants ids, sorted.
 	flushCounts(tx *Tx, ids []int64) error
 

@@ -107,15 +107,11 @@ func (tx *Tx) linkSession(appID int64, sessionID, userID string) (int64, error) 
 	if err := tx.flushMetrics(); err != nil {
 		return 0, err
 	}
-	now := ms(tx.now)
-	r, err := tx.exec(`INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (app_id, session_id) DO NOTHING`, appID, sessionID, userID, now)
+	inserted, campaigns, err := tx.db.eng.insertLink(tx, appID, sessionID, userID)
 	if err != nil {
 		return 0, err
 	}
-	if n, err := r.RowsAffected(); err != nil {
-		return 0, err
-	} else if n == 0 {
+	if !inserted {
 		var owner string
 		if err := tx.queryRow(`SELECT user_id FROM session_links WHERE app_id = ? AND session_id = ?`, appID, sessionID).Scan(&owner); err != nil {
 			return 0, err
@@ -134,45 +130,48 @@ func (tx *Tx) linkSession(appID int64, sessionID, userID string) (int64, error) 
 		tx.linked = map[userRef]struct{}{}
 	}
 	tx.linked[userRef{appID, userID}] = struct{}{}
-	if err := tx.copyAssignments(appID, sessionID, userID); err != nil {
-		return 0, err
+	for _, id := range campaigns {
+		if _, err := tx.takeSession(appID, id, sessionID, userID); err != nil {
+			return 0, err
+		}
 	}
 	tx.after = append(tx.after, func() { tx.db.links.put(k, linkSame, tx.epoch) })
 	return linkNew, nil
 }
 
-// copyAssignments gives the user, in each campaign of the app where the
-// session is assigned and the user is not, a copy of the session's
-// assignment (takeSession). The campaigns are read one primary-key probe
-// each, and copied in id order, which is also the order their rows are
-// locked in.
-func (tx *Tx) copyAssignments(appID int64, sessionID, userID string) error {
-	skey, ukey := storedKey('s', sessionID), storedKey('u', userID)
+// insertLinkEach is engine.insertLink in two statements: the link, then,
+// when it went in, the campaigns to copy (sessionCampaigns).
+func (tx *Tx) insertLinkEach(appID int64, sessionID, userID string) (bool, []int64, error) {
+	r, err := tx.exec(`INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (app_id, session_id) DO NOTHING`, appID, sessionID, userID, ms(tx.now))
+	if err != nil {
+		return false, nil, err
+	}
+	if n, err := r.RowsAffected(); err != nil || n == 0 {
+		return false, nil, err
+	}
 	rows, err := tx.query(`SELECT c.id FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = ?
 		WHERE c.app_id = ? AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = ?)
-		ORDER BY c.id`, skey, appID, ukey)
+		ORDER BY c.id`, storedKey('s', sessionID), appID, storedKey('u', userID))
+	campaigns, err := scanIDs(rows, err)
+	return true, campaigns, err
+}
+
+// scanIDs reads the single id column of rows (or returns err).
+func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
 	if err != nil {
-		return err
+		return nil, err
 	}
+	defer rows.Close()
 	var list []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return err
+			return nil, err
 		}
 		list = append(list, id)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, id := range list {
-		if _, err := tx.takeSession(appID, id, sessionID, userID); err != nil {
-			return err
-		}
-	}
-	return nil
+	return list, rows.Err()
 }
 
 // takeSession gives the user a copy of the session's assignment in the

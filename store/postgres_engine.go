@@ -84,6 +84,17 @@ func (*postgresEngine) convertUsers(tx *Tx) error { return tx.convertUsersPG() }
 
 func (*postgresEngine) insertEvents(tx *Tx) error { return tx.insertEventsPG() }
 
+// insertLink is one round trip: the link's insert is a data-modifying
+// WITH, and the campaigns to copy follow the row that says it went in.
+func (*postgresEngine) insertLink(tx *Tx, appID int64, sessionID, userID string) (bool, []int64, error) {
+	rows, err := tx.query(pgLinkInsert, appID, sessionID, userID, ms(tx.now), storedKey('s', sessionID), appID, storedKey('u', userID))
+	ids, err := scanIDs(rows, err)
+	if err != nil || len(ids) == 0 {
+		return false, nil, err
+	}
+	return true, ids[1:], nil
+}
+
 // moveMetricValues sends the moves as arrays, as the other rows of a
 // group commit go (postgres_rows.go).
 func (*postgresEngine) moveMetricValues(tx *Tx, conversion bool, list []*metricMove, moved func(metricValueRef, float64)) error {

@@ -54,6 +54,16 @@ const (
 	RETURNING campaign_id, metric_id, user_key, value`
 )
 
+// pgLinkInsert links a session (postgresEngine.insertLink): a 0 when the
+// link went in, then the campaigns whose assignment the user takes.
+const pgLinkInsert = `WITH l AS (INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (app_id, session_id) DO NOTHING RETURNING app_id)
+	SELECT 0 FROM l
+	UNION ALL
+	SELECT c.id FROM l CROSS JOIN campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = ?
+	WHERE c.app_id = ? AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = ?)
+	ORDER BY 1`
+
 // moveMetricValuesPG is postgresEngine.moveMetricValues.
 func (tx *Tx) moveMetricValuesPG(conversion bool, list []*metricMove, moved func(metricValueRef, float64)) error {
 	c := &tx.cols

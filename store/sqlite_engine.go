@@ -69,6 +69,10 @@ func (sqliteEngine) convertUsers(tx *Tx) error { return tx.convertEach(0) }
 
 func (sqliteEngine) insertEvents(tx *Tx) error { return tx.insertEventsSQLite() }
 
+func (sqliteEngine) insertLink(tx *Tx, appID int64, sessionID, userID string) (bool, []int64, error) {
+	return tx.insertLinkEach(appID, sessionID, userID)
+}
+
 // moveMetricValues binds the moves as multi-row VALUES: in process,
 // parsing a JSON text into rows cost more than the rows' writes.
 func (sqliteEngine) moveMetricValues(tx *Tx, conversion bool, list []*metricMove, moved func(metricValueRef, float64)) error {

@@ -606,13 +606,13 @@ INSERT INTO guardrail_regressions (campaign_id, metric_id, variant_id, action, c
 			ON CONFLICT (campaign_id, metric_id, variant_id) DO NOTHING;
 
 -- Tx.linkSession#1 (links.go)
+SELECT user_id FROM session_links WHERE app_id = $1 AND session_id = $2;
+
+-- Tx.insertLinkEach#1 (links.go)
 INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (app_id, session_id) DO NOTHING;
 
--- Tx.linkSession#2 (links.go)
-SELECT user_id FROM session_links WHERE app_id = $1 AND session_id = $2;
-
--- Tx.copyAssignments#1 (links.go)
+-- Tx.insertLinkEach#2 (links.go)
 SELECT c.id FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = $1
 		WHERE c.app_id = $2 AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = $3)
 		ORDER BY c.id;
@@ -1057,6 +1057,15 @@ WITH d AS (
 	)
 	UPDATE assignments AS a SET converted_at = l.ts FROM l WHERE a.campaign_id = l.campaign_id AND a.user_key = l.user_key
 	RETURNING a.campaign_id, a.user_key, a.variant_id, a.covariate;
+
+-- postgresEngine.insertLink#1 (postgres_engine.go)
+WITH l AS (INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (app_id, session_id) DO NOTHING RETURNING app_id)
+	SELECT 0 FROM l
+	UNION ALL
+	SELECT c.id FROM l CROSS JOIN campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = $5
+	WHERE c.app_id = $6 AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = $7)
+	ORDER BY 1;
 
 -- postgresEngine.capClaims#1 (postgres_engine.go)
 SELECT id FROM webhooks WHERE id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS JSONB))) ORDER BY id FOR UPDATE;

@@ -616,13 +616,13 @@ INSERT INTO guardrail_regressions (campaign_id, metric_id, variant_id, action, c
 			ON CONFLICT (campaign_id, metric_id, variant_id) DO NOTHING;
 
 -- Tx.linkSession#1 (links.go)
+SELECT user_id FROM session_links WHERE app_id = ? AND session_id = ?;
+
+-- Tx.insertLinkEach#1 (links.go)
 INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (app_id, session_id) DO NOTHING;
 
--- Tx.linkSession#2 (links.go)
-SELECT user_id FROM session_links WHERE app_id = ? AND session_id = ?;
-
--- Tx.copyAssignments#1 (links.go)
+-- Tx.insertLinkEach#2 (links.go)
 SELECT c.id FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = ?
 		WHERE c.app_id = ? AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = ?)
 		ORDER BY c.id;
