@@ -87,10 +87,11 @@ type metricFound struct {
 }
 
 // flushMetrics writes the queued metric events, after the assignments
-// they count on: the assignments of their userIds are read in one query
-// per campaign, the users' values move in one statement per kind of
-// metric (conversions insert a 1 once, counts and sums add), and the
-// variants' sums in one, each in (campaign, metric, key) order, so that
+// they count on: the assignments of their userIds come from memory or one
+// query per campaign (metricUsers), the users' values move in one
+// statement per kind of metric (conversions insert a 1 once, counts and
+// sums add), and the variants' sums in one, each in (campaign, metric,
+// key) order, so that
 // two processes' commits lock the rows in one order, after the
 // assignments and before the variants' counters. A user's several events
 // in one commit move the value once by their total, which moves the
