@@ -813,6 +813,7 @@ func TestReplicasE2ERollingRestart(t *testing.T) {
 // ever overlapped, and the most sends in flight at once.
 type slowReceiver struct {
 	url  string
+	port int          // the port it listens on
 	hold atomic.Int64 // nanoseconds
 
 	mu       sync.Mutex
@@ -867,24 +868,34 @@ func newSlowReceiver(t *testing.T, hold time.Duration) *slowReceiver {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	h.url = "http://" + ln.Addr().String() + "/hook"
+	h.port = ln.Addr().(*net.TCPAddr).Port
 	return h
 }
 
-// socketOwner returns the pid of the process whose TCP socket has local
-// port port on the loopback, or 0: it finds the socket's inode in
-// /proc/net/tcp, then the process holding it among the open files in /proc.
-func socketOwner(t *testing.T, port int) int {
+// socketOwner returns the pid of the process whose TCP connection goes
+// from local port port to peer port peer on the loopback, or 0: it finds
+// the socket's inode in /proc/net/tcp (and tcp6), then the process holding
+// it among the open files in /proc. Both ports count: the kernel gives one
+// ephemeral port to several connections when their peers differ (a
+// replica's to PostgreSQL and another's to the receiver), and a closed
+// connection lingers in TIME_WAIT with no inode.
+func socketOwner(t *testing.T, port, peer int) int {
 	t.Helper()
-	raw, err := os.ReadFile("/proc/net/tcp")
-	if err != nil {
-		t.Fatal(err)
-	}
 	inode := ""
-	want := fmt.Sprintf(":%04X", port)
-	for _, line := range strings.Split(string(raw), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) > 9 && strings.HasSuffix(f[1], want) {
-			inode = f[9]
+	local, remote := fmt.Sprintf(":%04X", port), fmt.Sprintf(":%04X", peer)
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		raw, err := os.ReadFile(table)
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(raw), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) > 9 && strings.HasSuffix(f[1], local) && strings.HasSuffix(f[2], remote) && f[9] != "0" {
+				inode = f[9]
+			}
 		}
 	}
 	if inode == "" {
@@ -968,7 +979,7 @@ func TestReplicasE2EWebhooks(t *testing.T) {
 		ports := slices.Collect(maps.Values(recv.from))
 		recv.mu.Unlock()
 		for _, port := range ports {
-			if pid := socketOwner(t, port); pid != 0 {
+			if pid := socketOwner(t, port, recv.port); pid != 0 {
 				for _, s := range e.rs {
 					if s.cmd.Process.Pid == pid {
 						victim = s
