@@ -215,21 +215,8 @@ func (db *DB) activeWithMetrics(ctx context.Context, appID int64) ([]*liveCampai
 	if l, idx, ok := db.cache.getActive(gen, appID); ok {
 		return l, idx, nil
 	}
-	rows, err := db.read.QueryContext(ctx, `SELECT id FROM campaigns WHERE app_id = ? AND status = 'active' ORDER BY id`, appID)
+	ids, err := scanIDs(db.read.QueryContext(ctx, `SELECT id FROM campaigns WHERE app_id = ? AND status = 'active' ORDER BY id`, appID))
 	if err != nil {
-		return nil, nil, err
-	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
 	list := make([]*liveCampaign, 0, len(ids))

@@ -324,6 +324,23 @@ const contentColumns = `id, app_id, name, status, items, published_at, created_a
 
 type scanner interface{ Scan(...any) error }
 
+// scanIDs reads the single id column of rows (or returns err).
+func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var list []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		list = append(list, id)
+	}
+	return list, rows.Err()
+}
+
 func scanContent(row scanner) (*ContentView, error) {
 	c := &ContentView{}
 	var items string
@@ -370,21 +387,8 @@ func (tx *Tx) usedByLiveCampaign(contentID int64) (bool, error) {
 // runningCampaignsShowing returns the ids of the active and paused
 // campaigns with a variant showing the block, in ascending order.
 func (tx *Tx) runningCampaignsShowing(contentID int64) ([]int64, error) {
-	rows, err := tx.query(`SELECT DISTINCT c.id FROM campaign_variants v JOIN campaigns c ON c.id = v.campaign_id
-		WHERE v.content_view_id = ? AND c.status IN ('active','paused') ORDER BY c.id`, contentID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	ids := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return scanIDs(tx.query(`SELECT DISTINCT c.id FROM campaign_variants v JOIN campaigns c ON c.id = v.campaign_id
+		WHERE v.content_view_id = ? AND c.status IN ('active','paused') ORDER BY c.id`, contentID))
 }
 
 func joinIDs(ids []int64) string {

@@ -140,7 +140,7 @@ func (tx *Tx) linkSession(appID int64, sessionID, userID string) (int64, error) 
 }
 
 // insertLinkEach is engine.insertLink in two statements: the link, then,
-// when it went in, the campaigns to copy (sessionCampaigns).
+// when it went in, the campaigns whose assignment the user takes.
 func (tx *Tx) insertLinkEach(appID int64, sessionID, userID string) (bool, []int64, error) {
 	r, err := tx.exec(`INSERT INTO session_links (app_id, session_id, user_id, linked_at) VALUES (?, ?, ?, ?)
 		ON CONFLICT (app_id, session_id) DO NOTHING`, appID, sessionID, userID, ms(tx.now))
@@ -150,28 +150,10 @@ func (tx *Tx) insertLinkEach(appID int64, sessionID, userID string) (bool, []int
 	if n, err := r.RowsAffected(); err != nil || n == 0 {
 		return false, nil, err
 	}
-	rows, err := tx.query(`SELECT c.id FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = ?
+	campaigns, err := scanIDs(tx.query(`SELECT c.id FROM campaigns AS c JOIN assignments AS a ON a.campaign_id = c.id AND a.user_key = ?
 		WHERE c.app_id = ? AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = ?)
-		ORDER BY c.id`, storedKey('s', sessionID), appID, storedKey('u', userID))
-	campaigns, err := scanIDs(rows, err)
+		ORDER BY c.id`, storedKey('s', sessionID), appID, storedKey('u', userID)))
 	return true, campaigns, err
-}
-
-// scanIDs reads the single id column of rows (or returns err).
-func scanIDs(rows *sql.Rows, err error) ([]int64, error) {
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var list []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		list = append(list, id)
-	}
-	return list, rows.Err()
 }
 
 // takeSession gives the user a copy of the session's assignment in the

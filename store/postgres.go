@@ -138,12 +138,12 @@ func (db *DB) awaitOlderSnapshots(ctx context.Context, wait time.Duration, scope
 		var settled bool
 		// A session's running transaction (backend_xid) holds the horizon
 		// back as its snapshot (backend_xmin) does.
-		err := db.write.QueryRowContext(ctx, `SELECT (? = 0 OR pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST(? AS TEXT) AS xid8))
+		err := db.write.QueryRowContext(ctx, `SELECT (NOT CAST(? AS BOOLEAN) OR pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST(? AS TEXT) AS xid8))
 			AND NOT EXISTS (SELECT 1 FROM pg_stat_activity
 				WHERE datname = current_database() AND pid <> pg_backend_pid()
 					AND (age(backend_xmin) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid))
 						OR age(backend_xid) > age(CAST(CAST(CAST(? AS TEXT) AS xid8) AS xid))))`,
-			int(scope), horizon, horizon, horizon).Scan(&settled)
+			scope == wholeServer, horizon, horizon, horizon).Scan(&settled)
 		if err != nil {
 			return false
 		}

@@ -87,8 +87,7 @@ func (*postgresEngine) insertEvents(tx *Tx) error { return tx.insertEventsPG() }
 // insertLink is one round trip: the link's insert is a data-modifying
 // WITH, and the campaigns to copy follow the row that says it went in.
 func (*postgresEngine) insertLink(tx *Tx, appID int64, sessionID, userID string) (bool, []int64, error) {
-	rows, err := tx.query(pgLinkInsert, appID, sessionID, userID, ms(tx.now), storedKey('s', sessionID), appID, storedKey('u', userID))
-	ids, err := scanIDs(rows, err)
+	ids, err := scanIDs(tx.query(pgLinkInsert, appID, sessionID, userID, ms(tx.now), storedKey('s', sessionID), appID, storedKey('u', userID)))
 	if err != nil || len(ids) == 0 {
 		return false, nil, err
 	}

@@ -31,24 +31,11 @@ func (e sqliteEraser) begin(tx *Tx) error { return nil }
 // that the events' delete trigger has nothing left to mend; the indexer's
 // memory forgets the user's events at the commit (Tx.gone).
 func (e sqliteEraser) userEvents(tx *Tx, appID int64, userID string) (int64, error) {
-	rows, err := tx.query(`SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
+	ids, err := scanIDs(tx.query(`SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
 			WHERE e.app_id = ? AND e.user_id = ?
 		UNION SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?`,
-		appID, userID, appID, userID)
+		appID, userID, appID, userID))
 	if err != nil {
-		return 0, err
-	}
-	ids := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		ids = append(ids, id)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return 0, err
 	}
 	tx.erased = append(tx.erased, userRef{appID, userID})

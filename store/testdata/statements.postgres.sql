@@ -1012,7 +1012,7 @@ VACUUM (FULL) webhooks;
 SELECT CAST(pg_snapshot_xmax(pg_current_snapshot()) AS TEXT);
 
 -- DB.awaitOlderSnapshots#2 (postgres.go)
-SELECT ($1 = 0 OR pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST($2 AS TEXT) AS xid8))
+SELECT (NOT CAST($1 AS BOOLEAN) OR pg_snapshot_xmin(pg_current_snapshot()) >= CAST(CAST($2 AS TEXT) AS xid8))
 			AND NOT EXISTS (SELECT 1 FROM pg_stat_activity
 				WHERE datname = current_database() AND pid <> pg_backend_pid()
 					AND (age(backend_xmin) > age(CAST(CAST(CAST($3 AS TEXT) AS xid8) AS xid))
