@@ -91,9 +91,8 @@ type metricFound struct {
 // query per campaign (metricUsers), the users' values move in one
 // statement per kind of metric (conversions insert a 1 once, counts and
 // sums add), and the variants' sums in one, each in (campaign, metric,
-// key) order, so that
-// two processes' commits lock the rows in one order, after the
-// assignments and before the variants' counters. A user's several events
+// key) order, so that two processes' commits lock the rows in one order,
+// after the assignments and before the variants' counters. A user's several events
 // in one commit move the value once by their total, which moves the
 // capped sums exactly as they would have moved one event at a time: the
 // change of the capped value from before the first to after the last.
@@ -176,14 +175,19 @@ func (tx *Tx) flushMetrics() error {
 		s[0] += a - b
 		s[1] += a*a - b*b
 	}
-	for _, conversion := range []bool{true, false} {
-		part := tx.metricPart[:0]
-		for _, mv := range list {
-			if (mv.m.typ == MetricConversion) == conversion {
-				part = append(part, mv)
-			}
+	var conversions, adds []*metricMove
+	for _, mv := range list {
+		if mv.m.typ == MetricConversion {
+			conversions = append(conversions, mv)
+		} else {
+			adds = append(adds, mv)
 		}
-		tx.metricPart = part[:0]
+	}
+	for _, conversion := range []bool{true, false} {
+		part := adds
+		if conversion {
+			part = conversions
+		}
 		if len(part) == 0 {
 			continue
 		}

@@ -66,9 +66,6 @@ type txBufs struct {
 	convs  []pendingConv
 	// metrics are the metric events queued for the commit.
 	metrics []pendingMetric
-	// metricPart is flushMetrics' list of one kind's moves, kept for its
-	// memory.
-	metricPart []*metricMove
 	// wrote are the places (pendingAssign.seq) of the assignments written
 	// while conversions were queued, for those conversions to tell the
 	// ones queued after them.
