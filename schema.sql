@@ -389,3 +389,9 @@ CREATE TABLE erasure_scrubs (
     id           INTEGER PRIMARY KEY,
     requested_at INTEGER NOT NULL
 );
+
+CREATE TABLE metric_moves (
+    id     INTEGER PRIMARY KEY,
+    moves  TEXT NOT NULL,
+    merged INTEGER NOT NULL DEFAULT 0
+);

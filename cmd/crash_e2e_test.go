@@ -35,8 +35,14 @@ func TestCrashUnderLoadKeepsAcknowledgedWrites(t *testing.T) {
 			"name": name, "status": "published", "items": []any{map[string]any{"type": "text", "content": name}}})
 		variants = append(variants, map[string]any{"contentViewId": e2eNum(cv, "id")})
 	}
+	// A sum metric on the goal event: what an event moves is journaled
+	// with it and applied later, so a kill between the two must lose or
+	// double nothing.
+	spent := s.call(t, http.StatusCreated, "POST", "/apps/"+appID+"/metrics", admin, map[string]any{
+		"key": "spent", "name": "Spent", "type": "sum", "eventId": "purchase", "property": "amount"})
 	c := s.call(t, http.StatusCreated, "POST", "/apps/"+appID+"/campaigns", admin, map[string]any{
 		"name": "Crash", "status": "active", "goalEventId": "purchase",
+		"metrics": map[string]any{"secondary": []any{e2eNum(spent, "id")}},
 		"endDate": time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339), "variants": variants})
 	campaignID := e2eNum(c, "id")
 	variantPath := fmt.Sprintf("/apps-external/%s/campaigns/%d/variant", appID, campaignID)
@@ -83,7 +89,7 @@ func TestCrashUnderLoadKeepsAcknowledgedWrites(t *testing.T) {
 					continue
 				}
 				logID := "log-" + user
-				ev, ok := post(s.base, eventsPath, map[string]any{"eventId": "purchase", "userId": user, "logId": logID})
+				ev, ok := post(s.base, eventsPath, map[string]any{"eventId": "purchase", "userId": user, "logId": logID, "metadata": map[string]any{"amount": 3}})
 				mu.Lock()
 				assigned[user] = e2eNum(a, "variantId")
 				if ok {
@@ -111,7 +117,7 @@ func TestCrashUnderLoadKeepsAcknowledgedWrites(t *testing.T) {
 	}
 	for logID, want := range logged {
 		user := logID[len("log-"):]
-		ev := s.call(t, http.StatusCreated, "POST", eventsPath, client, map[string]any{"eventId": "purchase", "userId": user, "logId": logID})
+		ev := s.call(t, http.StatusCreated, "POST", eventsPath, client, map[string]any{"eventId": "purchase", "userId": user, "logId": logID, "metadata": map[string]any{"amount": 3}})
 		if got := e2eNum(ev, "id"); got != want || ev["duplicate"] != true {
 			t.Fatalf("event %s after the crash: id %d duplicate %v, want id %d duplicate true", logID, got, ev["duplicate"], want)
 		}
@@ -120,8 +126,19 @@ func TestCrashUnderLoadKeepsAcknowledgedWrites(t *testing.T) {
 	if got := e2eNum(an, "totalImpressions"); got < int64(len(assigned)) {
 		t.Fatalf("totalImpressions=%d after the crash, want at least the %d acknowledged", got, len(assigned))
 	}
-	if got := e2eNum(an, "totalConversions"); got < int64(len(logged)) {
-		t.Fatalf("totalConversions=%d after the crash, want at least the %d acknowledged", got, len(logged))
+	conversions := e2eNum(an, "totalConversions")
+	if conversions < int64(len(logged)) {
+		t.Fatalf("totalConversions=%d after the crash, want at least the %d acknowledged", conversions, len(logged))
+	}
+	// Each stored purchase converted its user once and added 3 to the
+	// metric, in one transaction: the metric holds exactly 3 per
+	// conversion, whatever the kill caught.
+	var total int64
+	for _, v := range an["metrics"].([]any)[0].(map[string]any)["variants"].([]any) {
+		total += e2eNum(v.(map[string]any), "total")
+	}
+	if total != 3*conversions {
+		t.Fatalf("spent metric total %d after the crash, want 3 for each of the %d conversions", total, conversions)
 	}
 }
 

@@ -25,11 +25,13 @@ import (
 func TestReplicasE2EJourneys(t *testing.T) {
 	e := newReplicaEnv(t)
 	e.start(3)
-	// No metric here: the in-process test checks that metrics count each
-	// person once, and metric events lock their variant's sums as they
-	// come, which across replicas costs deadlocks (docs/operations.md)
-	// that have nothing to do with identity and would only slow this down.
-	id := e.campaign(e.rs[0], "Journeys", time.Now().Add(24*time.Hour), map[string]any{"key": "journeys", "goalEventId": "buy"})
+	// A count metric on every view: the replicas' appliers share the
+	// journal of its moves, and links move a session's values between
+	// processes' passes.
+	views := e2eNum(e.rs[0].call(t, http.StatusCreated, "POST", "/apps/"+e.app+"/metrics", e.admin,
+		map[string]any{"key": "views", "name": "Views", "type": "count", "eventId": "view"}), "id")
+	id := e.campaign(e.rs[0], "Journeys", time.Now().Add(24*time.Hour), map[string]any{"key": "journeys", "goalEventId": "buy",
+		"metrics": map[string]any{"secondary": []any{views}}})
 	app, _ := strconv.ParseInt(e.app, 10, 64)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	do := func(ctx context.Context, i, step int, method, path, key string, body []byte) (int, []byte, error) {
@@ -90,6 +92,20 @@ func TestReplicasE2EJourneys(t *testing.T) {
 	}
 	if people != int64(res.People) || converted != want {
 		t.Errorf("impressions %d, conversions %d; want %d people, %d converting", people, converted, res.People, want)
+	}
+	// The views metric holds every person once and every view once.
+	var total int64
+	for _, m := range ana["metrics"].([]any) {
+		for _, v := range m.(map[string]any)["variants"].([]any) {
+			vm := v.(map[string]any)
+			total += e2eNum(vm, "total")
+			if got, want := e2eNum(vm, "users"), res.ByVariant[e2eNum(vm, "variantId")]; got != want {
+				t.Errorf("views metric, variant %d: users %d, want %d", e2eNum(vm, "variantId"), got, want)
+			}
+		}
+	}
+	if total != res.Views || res.Views == 0 {
+		t.Errorf("views metric total %d, want the %d views logged", total, res.Views)
 	}
 }
 

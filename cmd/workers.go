@@ -48,6 +48,7 @@ func workers(c Config, db *store.DB, log *slog.Logger, mx *metrics.Metrics) (lea
 		(&scheduler.Audiences{DB: db, Interval: c.AudienceInterval, Log: log}).Run,
 		(&scheduler.Statistics{DB: db, Interval: statisticsInterval, MinRows: statisticsMinRows, Log: log}).Run,
 		(&scheduler.Scrub{DB: db, Interval: scrubInterval, Log: log}).Run,
+		(&scheduler.MetricMoves{DB: db, Interval: store.MetricMovesEvery, Log: log}).Run,
 	}}
 	return leader, []func(context.Context) error{dispatcher.Run}
 }

@@ -133,6 +133,10 @@ type SampleRatioResult struct {
 // CampaignAnalytics computes the report from the per-variant counters: a
 // handful of rows, whatever the size of the campaign.
 func (db *DB) CampaignAnalytics(ctx context.Context, appID, id int64) (*Analytics, error) {
+	// The metrics' sums count every acknowledged event.
+	if err := db.ApplyMetricMoves(ctx); err != nil {
+		return nil, err
+	}
 	var status, engine string
 	var lookback int
 	err := db.read.QueryRowContext(ctx, `SELECT status, stats_engine, cuped_lookback_days FROM campaigns WHERE id = ? AND app_id = ?`, id, appID).Scan(&status, &engine, &lookback)

@@ -93,6 +93,7 @@ func BenchmarkGroupCommit(b *testing.B) {
 				}, func(b *testing.B, writes int64) {
 					check(b, writes)
 					// Every metric moved: each has values of users.
+					applyMoves(b, db)
 					for _, id := range ids {
 						if n := countRows(b, db, `SELECT COUNT(*) FROM metric_values WHERE metric_id = ?`, id); n == 0 {
 							b.Fatalf("metric %d has no values after %d events", id, writes)

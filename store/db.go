@@ -360,6 +360,9 @@ func (tx *Tx) commit() error {
 	if err := tx.flushEvents(); err != nil {
 		return err
 	}
+	if err := tx.flushJournal(); err != nil {
+		return err
+	}
 	if err := tx.flushCounts(); err != nil {
 		return err
 	}

@@ -67,6 +67,9 @@ type engine interface {
 	// row it changed and its value after: for conversions, the rows
 	// inserted now.
 	moveMetricValues(tx *Tx, conversion bool, list []*metricMove, moved func(ref metricValueRef, after float64)) error
+	// lockMetricMoves makes the transaction's pass over the journaled
+	// metric moves the only one under way (applyMetricMoves).
+	lockMetricMoves(tx *Tx) error
 	// insertLink links the session to the user unless the session is
 	// linked already, and says whether it did; if so, it returns the
 	// campaigns of the app, in id order (the order their rows are locked

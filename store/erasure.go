@@ -100,7 +100,17 @@ func (db *DB) EraseUser(ctx context.Context, appID int64, userID string) (*Erasu
 }
 
 func (tx *Tx) eraseUser(appID int64, userID string, out *Erasure) error {
+	// The user's journaled metric moves are applied first, so that none
+	// brings a value back after the erasure. The applier's lock comes
+	// before the tables' (eraser.begin), as a pass takes it before the
+	// values' rows; the pass after them takes what commits added between.
+	if err := tx.db.eng.lockMetricMoves(tx); err != nil {
+		return err
+	}
 	if err := tx.db.eraser.begin(tx); err != nil {
+		return err
+	}
+	if err := tx.applyMetricMoves(); err != nil {
 		return err
 	}
 	var one int

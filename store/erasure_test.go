@@ -78,6 +78,7 @@ func (e *erasureEnv) use(userID string, events int, property string) {
 // per-user data.
 func (e *erasureEnv) rowsOf(userID string) map[string]int64 {
 	e.t.Helper()
+	applyMoves(e.t, e.db)
 	key := storedKey('u', userID)
 	n := map[string]int64{
 		"users":            countRows(e.t, e.db, `SELECT COUNT(*) FROM users WHERE app_id = ? AND user_id = ?`, e.app, userID),
@@ -95,6 +96,7 @@ func (e *erasureEnv) rowsOf(userID string) map[string]int64 {
 // counters are the campaign's variants' counters, which an erasure leaves.
 func (e *erasureEnv) counters() string {
 	e.t.Helper()
+	applyMoves(e.t, e.db)
 	rows, err := e.db.read.Query(`SELECT id, impressions, conversions, cuped_sum_x FROM campaign_variants WHERE campaign_id = ? ORDER BY id`, e.campaign.ID)
 	if err != nil {
 		e.t.Fatal(err)
@@ -172,6 +174,7 @@ func TestEraseUser(t *testing.T) {
 		}
 	}
 	skey := storedKey('s', anon)
+	applyMoves(t, db)
 	for q, n := range map[string]int64{
 		"session_links":  countRows(t, db, `SELECT COUNT(*) FROM session_links WHERE app_id = ? AND (user_id = ? OR session_id = ?)`, app, subject, anon),
 		"session events": countRows(t, db, `SELECT COUNT(*) FROM events WHERE app_id = ? AND session_id = ?`, app, anon),

@@ -56,6 +56,10 @@ func (db *DB) ExportUser(ctx context.Context, appID int64, userID string, out io
 	if err := fe.Err(); err != nil {
 		return err
 	}
+	// The user's metric values count every acknowledged event.
+	if err := db.ApplyMetricMoves(ctx); err != nil {
+		return err
+	}
 	tx, err := db.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return err

@@ -36,6 +36,9 @@ type GuardrailRegression struct {
 // campaign resumed after a guardrail paused it is not paused again for it.
 func (db *DB) CheckGuardrails(ctx context.Context) ([]GuardrailRegression, error) {
 	ctx = WithCaller(ctx, Caller{Actor: Actor{Type: ActorScheduler}})
+	if err := db.ApplyMetricMoves(ctx); err != nil {
+		return nil, err
+	}
 	type due struct{ app, id int64 }
 	var list []due
 	rows, err := db.read.QueryContext(ctx, `SELECT c.app_id, c.id FROM campaigns c WHERE c.status = 'active'

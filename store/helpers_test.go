@@ -102,6 +102,15 @@ func countRows(tb testing.TB, db *DB, q string, args ...any) int64 {
 
 func ptr[T any](v T) *T { return &v }
 
+// applyMoves applies the journaled metric moves, as every reader of
+// values and sums does first.
+func applyMoves(tb testing.TB, db *DB) {
+	tb.Helper()
+	if err := db.ApplyMetricMoves(context.Background()); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // joinFmt joins values with spaces, strings included.
 func joinFmt(v ...any) string { return strings.TrimSuffix(fmt.Sprintln(v...), "\n") }
 

@@ -175,10 +175,9 @@ func (tx *Tx) takeSession(appID, campaign int64, sessionID, userID string) (int6
 	} else if err != nil {
 		return 0, err
 	}
-	if _, err := tx.exec(`UPDATE metric_values SET user_key = ? WHERE campaign_id = ?
-		AND metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND user_key = ?`, ukey, campaign, appID, skey); err != nil {
-		return 0, err
-	}
+	// The values move with the journal's moves (metricmoves.go), which
+	// may hold the session's moves not yet applied.
+	tx.journal = appendRekeyEntry(tx.journal, campaign, appID, skey, ukey)
 	ck := userKey{campaign, 'u', userID}
 	tx.after = append(tx.after, func() {
 		tx.db.assigned.putAt(ck, vid, at, tx.epoch)

@@ -9,61 +9,80 @@ import (
 
 // TestLinkMovesMetricValues: a session's per-user metric values become the
 // user's at the link, and the session's events after it add to the user's,
-// so the variant's sums hold each person once and n (impressions) is one.
+// so the variant's sums hold each person once and n (impressions) is one;
+// whether the session's values were applied before the link or still
+// wait in the journal with it (metricmoves.go).
 func TestLinkMovesMetricValues(t *testing.T) {
-	ctx := context.Background()
-	db, app, clock := mustOpenApp(t, time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC))
-	views := metricDef(t, db, app, `{"key":"views","name":"Views","type":"count","eventId":"view"}`)
-	spent := metricDef(t, db, app, `{"key":"spent","name":"Spent","type":"sum","eventId":"buy","property":"amount"}`)
-	c := metricCampaign(t, db, app, `{"secondary":[`+itoa(views)+`,`+itoa(spent)+`]}`)
-	log := func(in EventInput) {
-		t.Helper()
-		clock.Add(time.Second)
-		if _, err := db.LogEvent(ctx, app, &in); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := db.Variant(ctx, app, c.ID, &VariantRequest{SessionID: "s"}, nil); err != nil {
-		t.Fatal(err)
-	}
-	log(EventInput{EventID: "view", SessionID: "s"})
-	log(EventInput{EventID: "view", SessionID: "s"})
-	log(EventInput{EventID: "buy", SessionID: "s", Metadata: []byte(`{"amount":5}`)})
-	clock.Add(time.Second)
-	if _, err := db.IdentifySession(ctx, app, "u", "s", nil); err != nil {
-		t.Fatal(err)
-	}
-	// After the link: by the session alone (a queued event sent late), by
-	// both ids, by the user alone.
-	log(EventInput{EventID: "view", SessionID: "s"})
-	log(EventInput{EventID: "view", UserID: "u", SessionID: "s"})
-	log(EventInput{EventID: "buy", UserID: "u", Metadata: []byte(`{"amount":7}`)})
-	for _, tc := range []struct {
-		metric int64
-		key    string
-		want   int64
-	}{{views, "u:u", 4}, {views, "s:s", -1}, {spent, "u:u", 12}, {spent, "s:s", -1}} {
-		n := countRows(t, db, `SELECT count(*) FROM metric_values WHERE campaign_id = ? AND metric_id = ? AND user_key = ?`, c.ID, tc.metric, tc.key)
-		if tc.want < 0 {
-			if n != 0 {
-				t.Errorf("metric %d: %d values left under %s, want them moved", tc.metric, n, tc.key)
+	for _, applied := range []bool{true, false} {
+		t.Run(map[bool]string{true: "applied before the link", false: "waiting at the link"}[applied], func(t *testing.T) {
+			ctx := context.Background()
+			db, app, clock := mustOpenApp(t, time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC))
+			views := metricDef(t, db, app, `{"key":"views","name":"Views","type":"count","eventId":"view"}`)
+			spent := metricDef(t, db, app, `{"key":"spent","name":"Spent","type":"sum","eventId":"buy","property":"amount","cap":10}`)
+			c := metricCampaign(t, db, app, `{"secondary":[`+itoa(views)+`,`+itoa(spent)+`]}`)
+			log := func(in EventInput) {
+				t.Helper()
+				clock.Add(time.Second)
+				if _, err := db.LogEvent(ctx, app, &in); err != nil {
+					t.Fatal(err)
+				}
 			}
-			continue
-		}
-		if got := mustScalar(t, db, `SELECT CAST(value AS INTEGER) FROM metric_values WHERE campaign_id = ? AND metric_id = ? AND user_key = ?`, c.ID, tc.metric, tc.key); got != tc.want {
-			t.Errorf("metric %d %s: value %d, want %d", tc.metric, tc.key, got, tc.want)
-		}
-	}
-	a, err := db.CampaignAnalytics(ctx, app, c.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range a.Metrics {
-		want := map[int64]float64{views: 4, spent: 12}[m.MetricID]
-		v := m.Variants[0]
-		if v.Users != 1 || v.Total != want || m.Variants[1].Users != 0 || m.Variants[1].Total != 0 {
-			t.Errorf("metric %s: variants %+v, want one user with %g in the first", m.Key, m.Variants, want)
-		}
+			if _, err := db.Variant(ctx, app, c.ID, &VariantRequest{SessionID: "s"}, nil); err != nil {
+				t.Fatal(err)
+			}
+			log(EventInput{EventID: "view", SessionID: "s"})
+			log(EventInput{EventID: "view", SessionID: "s"})
+			log(EventInput{EventID: "buy", SessionID: "s", Metadata: []byte(`{"amount":5}`)})
+			if applied {
+				applyMoves(t, db)
+				if n := countRows(t, db, `SELECT count(*) FROM metric_values WHERE campaign_id = ? AND user_key = 's:s'`, c.ID); n != 2 {
+					t.Fatalf("%d values of the session applied before the link, want 2", n)
+				}
+			}
+			clock.Add(time.Second)
+			if _, err := db.IdentifySession(ctx, app, "u", "s", nil); err != nil {
+				t.Fatal(err)
+			}
+			// After the link: by the session alone (a queued event sent late), by
+			// both ids, by the user alone.
+			log(EventInput{EventID: "view", SessionID: "s"})
+			log(EventInput{EventID: "view", UserID: "u", SessionID: "s"})
+			log(EventInput{EventID: "buy", UserID: "u", Metadata: []byte(`{"amount":7}`)})
+			applyMoves(t, db)
+			for _, tc := range []struct {
+				metric int64
+				key    string
+				want   int64
+			}{{views, "u:u", 4}, {views, "s:s", -1}, {spent, "u:u", 12}, {spent, "s:s", -1}} {
+				n := countRows(t, db, `SELECT count(*) FROM metric_values WHERE campaign_id = ? AND metric_id = ? AND user_key = ?`, c.ID, tc.metric, tc.key)
+				if tc.want < 0 {
+					if n != 0 {
+						t.Errorf("metric %d: %d values left under %s, want them moved", tc.metric, n, tc.key)
+					}
+					continue
+				}
+				if got := mustScalar(t, db, `SELECT CAST(value AS INTEGER) FROM metric_values WHERE campaign_id = ? AND metric_id = ? AND user_key = ?`, c.ID, tc.metric, tc.key); got != tc.want {
+					t.Errorf("metric %d %s: value %d, want %d", tc.metric, tc.key, got, tc.want)
+				}
+			}
+			a, err := db.CampaignAnalytics(ctx, app, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// spent is capped at 10: the person's 12 counts 10, and its
+			// square 100, once.
+			for _, m := range a.Metrics {
+				want := map[int64]float64{views: 4, spent: 10}[m.MetricID]
+				v := m.Variants[0]
+				if v.Users != 1 || v.Total != want || m.Variants[1].Users != 0 || m.Variants[1].Total != 0 {
+					t.Errorf("metric %s: variants %+v, want one user with %g in the first", m.Key, m.Variants, want)
+				}
+				var q float64
+				if err := db.read.QueryRow(`SELECT sum_sq FROM metric_sums WHERE campaign_id = ? AND metric_id = ? AND variant_id = ?`, c.ID, m.MetricID, v.VariantID).Scan(&q); err != nil || q != want*want {
+					t.Errorf("metric %s: sum of squares %g (%v), want %g", m.Key, q, err, want*want)
+				}
+			}
+		})
 	}
 }
 

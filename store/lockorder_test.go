@@ -415,6 +415,7 @@ func TestOneCommitWithMetrics(t *testing.T) {
 			t.Fatalf("%s: %+v, want variant %d recorded", users[i], out, want)
 		}
 	}
+	applyMoves(t, db)
 	checks := []struct {
 		what string
 		q    string
@@ -479,6 +480,7 @@ func TestOneCommitMetricEventsOfOneUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	applyMoves(t, db)
 	value := func(metric int64, user string) float64 {
 		var v float64
 		if err := db.readRow(ctx, `SELECT coalesce(sum(value), 0) FROM metric_values WHERE metric_id = ? AND user_key = ?`, metric, storedKey('u', user)).Scan(&v); err != nil {

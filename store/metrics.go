@@ -401,6 +401,13 @@ func (db *DB) UpdateMetric(ctx context.Context, appID, id int64, in MetricInput)
 				return usedBy(fmt.Sprintf("%s cannot be changed while an active or paused campaign uses the metric (campaign %d)", frozen[0], running[0].ID), fields, running)
 			}
 		}
+		// The moves journaled before the change are applied by the type and
+		// cap they were judged under.
+		if frozen := frozenMetricFields(before, after); len(frozen) > 0 {
+			if err := tx.applyMetricMoves(); err != nil {
+				return err
+			}
+		}
 		if m.Key != cur.Key {
 			if err := tx.checkMetricKeyFree(appID, id, m.Key, fe); err != nil {
 				return err

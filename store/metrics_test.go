@@ -129,6 +129,7 @@ func TestMetricValues(t *testing.T) {
 	at(eventsRun) // the campaign has ended
 	log(EventInput{EventID: "buy", UserID: "u1", Metadata: json.RawMessage(`{"amount":1000}`)})
 
+	applyMoves(t, db)
 	values := map[string]float64{}
 	rows, err := db.read.Query(`SELECT metric_id, user_key, variant_id, value FROM metric_values WHERE campaign_id = ?`, c.ID)
 	if err != nil {
@@ -234,6 +235,7 @@ func TestMetricsOtherEventsReadNothing(t *testing.T) {
 	if got := db.runningReads.Load(); got != before+1 {
 		t.Fatalf("a counted event read the campaign's state %d times, want 1", got-before)
 	}
+	applyMoves(t, db)
 	if n := countRows(t, db, `SELECT COUNT(*) FROM metric_values WHERE campaign_id = ?`, c.ID); n != 1 {
 		t.Fatalf("%d values, want the one counted event's", n)
 	}
@@ -241,6 +243,7 @@ func TestMetricsOtherEventsReadNothing(t *testing.T) {
 	if _, err := db.LogEvents(ctx, app, []*EventInput{{EventID: "view", UserID: "u1"}, {EventID: "buy-3", UserID: "u1"}}); err != nil {
 		t.Fatal(err)
 	}
+	applyMoves(t, db)
 	if n := countRows(t, db, `SELECT CAST(value AS INTEGER) FROM metric_values WHERE campaign_id = ?`, c.ID); n != 2 {
 		t.Fatalf("value %d after the batch, want 2", n)
 	}
@@ -279,6 +282,7 @@ func TestMetricWindowFromMemory(t *testing.T) {
 	if _, _, ok := db.assigned.getAt(userKey{c.ID, 'u', "w"}); !ok {
 		t.Fatal("the assignment read for a metric event was not kept in memory")
 	}
+	applyMoves(t, db)
 	for _, user := range []string{"u", "w"} {
 		if got := mustScalar(t, db, `SELECT CAST(value AS INTEGER) FROM metric_values WHERE campaign_id = ? AND metric_id = ? AND user_key = ?`, c.ID, clicks, "u:"+user); got != 1 {
 			t.Errorf("%s: %d clicks counted, want 1 (the one within an hour of the assignment)", user, got)

@@ -86,16 +86,13 @@ type metricFound struct {
 	at      int64
 }
 
-// flushMetrics writes the queued metric events, after the assignments
-// they count on: the assignments of their userIds come from memory or one
-// query per campaign (metricUsers), the users' values move in one
-// statement per kind of metric (conversions insert a 1 once, counts and
-// sums add), and the variants' sums in one, each in (campaign, metric,
-// key) order, so that two processes' commits lock the rows in one order,
-// after the assignments and before the variants' counters. A user's several events
-// in one commit move the value once by their total, which moves the
-// capped sums exactly as they would have moved one event at a time: the
-// change of the capped value from before the first to after the last.
+// flushMetrics judges the queued metric events, after the assignments
+// they count on (the assignments of their userIds come from memory or one
+// query per campaign, metricUsers), and journals what they move for the
+// applier (metricmoves.go). A user's several events in one commit move
+// the value once by their total, which moves the capped sums exactly as
+// they would have moved one event at a time: the change of the capped
+// value from before the first to after the last.
 func (tx *Tx) flushMetrics() error {
 	if len(tx.metrics) == 0 {
 		return nil
@@ -150,8 +147,20 @@ func (tx *Tx) flushMetrics() error {
 		}
 	}
 	tx.metrics = emptied(tx.metrics)
-	if len(moves) == 0 {
-		return nil
+	for _, mv := range moves {
+		tx.journal = appendMoveEntry(tx.journal, mv)
+	}
+	return nil
+}
+
+// writeMetricMoves moves the users' values by moves, and the variants'
+// sums with them (applyMetricMoves): the values in one statement per kind
+// of metric (conversions insert a 1 once, counts and sums add), and the
+// sums in one, each in (campaign, metric, key) order, the order two
+// processes' passes would lock the rows in.
+func (tx *Tx) writeMetricMoves(moves map[metricValueRef]*metricMove) error {
+	if err := tx.liveMoves(moves); err != nil || len(moves) == 0 {
+		return err
 	}
 	list := make([]*metricMove, 0, len(moves))
 	for _, mv := range moves {
@@ -232,7 +241,7 @@ func (tx *Tx) flushMetrics() error {
 	}
 	buf = append(buf, ']')
 	tx.runText = buf[:0]
-	_, err = tx.exec(`INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq)
+	_, err := tx.exec(`INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq)
 		SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), CAST(j.value ->> 2 AS BIGINT),
 			CAST(j.value ->> 3 AS DOUBLE PRECISION), CAST(j.value ->> 4 AS DOUBLE PRECISION)
 		FROM `+tx.db.eng.jsonEach()+` WHERE true ORDER BY j.key

@@ -100,6 +100,13 @@ func (*postgresEngine) moveMetricValues(tx *Tx, conversion bool, list []*metricM
 	return tx.moveMetricValuesPG(conversion, list, moved)
 }
 
+// lockMetricMoves: a transaction-level advisory lock, so two processes'
+// passes never apply the same values' moves in two orders.
+func (*postgresEngine) lockMetricMoves(tx *Tx) error {
+	_, err := tx.exec(`SELECT pg_advisory_xact_lock(?)`, int64(postgres.MetricMovesLockKey))
+	return err
+}
+
 // flushCounts: one statement for every variant (postgres_counts.go), since
 // each costs a round trip.
 func (*postgresEngine) flushCounts(tx *Tx, ids []int64) error { return tx.flushCountsPG(ids) }

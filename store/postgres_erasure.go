@@ -9,7 +9,7 @@ import (
 type pgEraser struct{ db *DB }
 
 // erasedTables are the tables an erasure deletes from or rewrites rows of.
-const erasedTables = `users, session_links, assignments, metric_values, events, form_submissions, webhook_deliveries`
+const erasedTables = `users, session_links, assignments, metric_values, events, metric_moves, form_submissions, webhook_deliveries`
 
 // begin locks the tables the erasure writes against every other writer
 // until it commits: the group commits of other processes run at the same

@@ -79,6 +79,8 @@ type txBufs struct {
 	// runs and runText back the event_users rows of an indexing chunk.
 	runs    []indexRun
 	runText []byte
+	// journal holds the commit's metric moves (metricmoves.go).
+	journal []byte
 }
 
 // maxKeptRows bounds what a buffer keeps between transactions: a rare
@@ -112,6 +114,10 @@ func (b *txBufs) reset() {
 	b.runs = emptied(b.runs)
 	if cap(b.runText) > 64*maxKeptRows {
 		b.runText = nil
+	}
+	b.journal = b.journal[:0]
+	if cap(b.journal) > 64*maxKeptRows {
+		b.journal = nil
 	}
 }
 

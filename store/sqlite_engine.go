@@ -80,6 +80,9 @@ func (sqliteEngine) moveMetricValues(tx *Tx, conversion bool, list []*metricMove
 	return tx.moveMetricValuesSQLite(conversion, list, moved)
 }
 
+// lockMetricMoves: the writer is the only one.
+func (sqliteEngine) lockMetricMoves(*Tx) error { return nil }
+
 // flushCounts: a statement per variant, which in the process costs no
 // round trip.
 func (sqliteEngine) flushCounts(tx *Tx, ids []int64) error { return tx.flushCountsEach(ids) }

@@ -18,6 +18,11 @@ import (
 // classid 0.
 const LeaderLockKey = 0x5ce0_1ead
 
+// MetricMovesLockKey is the transaction-level advisory lock that a pass
+// over the journaled metric moves holds, beside the leader's in the same
+// space.
+const MetricMovesLockKey = 0x5ce0_3e75
+
 // PresenceKeyClass is the high half of every presence key: advisory locks
 // with a 64-bit key show it as classid in pg_locks, and the leader's lock
 // has classid 0, so the two can never be mistaken.

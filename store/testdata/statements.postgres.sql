@@ -622,10 +622,6 @@ INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, convert
 		SELECT campaign_id, $1, variant_id, assigned_at, converted_at, covariate FROM assignments WHERE campaign_id = $2 AND user_key = $3
 		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id, assigned_at, converted_at;
 
--- Tx.takeSession#2 (links.go)
-UPDATE metric_values SET user_key = $1 WHERE campaign_id = $2
-		AND metric_id IN (SELECT id FROM metrics WHERE app_id = $3) AND user_key = $4;
-
 -- DB.FindSessionLink#1 (links.go)
 SELECT user_id, linked_at FROM session_links WHERE app_id = $1 AND session_id = $2;
 
@@ -785,6 +781,45 @@ SELECT email, role, expires_at FROM dashboard_invitations WHERE id = $1 AND app_
 -- DB.RevokeInvitation#2 (members.go)
 DELETE FROM dashboard_invitations WHERE id = $1;
 
+-- Tx.flushJournal#1 (metricmoves.go)
+INSERT INTO metric_moves (moves) VALUES ($1);
+
+-- DB.applyMoves#1 (metricmoves.go)
+SELECT max(id) FROM metric_moves;
+
+-- Tx.applyMerged#1 (metricmoves.go)
+DELETE FROM metric_moves WHERE id = (SELECT min(id) FROM metric_moves WHERE merged) RETURNING id, moves;
+
+-- DB.mergeStep#1 (metricmoves.go)
+SELECT EXISTS (SELECT 1 FROM metric_moves WHERE merged);
+
+-- DB.mergeStep#2 (metricmoves.go)
+DELETE FROM metric_moves WHERE id <= $1 AND NOT merged;
+
+-- DB.mergeStep#3 (metricmoves.go)
+INSERT INTO metric_moves (moves, merged) VALUES ($1, $2);
+
+-- DB.mergeStep#4 (metricmoves.go)
+SELECT EXISTS (SELECT 1 FROM metric_moves WHERE merged);
+
+-- readJournal#1 (metricmoves.go)
+SELECT id, moves FROM metric_moves WHERE id <= $1 AND NOT merged ORDER BY id;
+
+-- Tx.applyMetricMoves#1 (metricmoves.go)
+DELETE FROM metric_moves RETURNING id, moves;
+
+-- Tx.moveSessions#1 (metricmoves.go)
+UPDATE metric_values SET user_key = $1 WHERE campaign_id = $2
+			AND metric_id IN (SELECT id FROM metrics WHERE app_id = $3) AND user_key = $4
+			AND NOT EXISTS (SELECT 1 FROM metric_values AS o WHERE o.campaign_id = metric_values.campaign_id
+				AND o.metric_id = metric_values.metric_id AND o.user_key = $5);
+
+-- Tx.liveMoves#1 (metricmoves.go)
+SELECT EXISTS (SELECT 1 FROM campaigns WHERE id = $1);
+
+-- Tx.liveMoves#2 (metricmoves.go)
+SELECT type, cap FROM metrics WHERE id = $1;
+
 -- Tx.checkMetricKeyFree#1 (metrics.go)
 SELECT id FROM metrics WHERE app_id = $1 AND key = $2 AND id <> $3;
 
@@ -822,7 +857,7 @@ SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = $1
 	WHERE l.app_id = $3 AND l.session_id = $4), $5)
 		AND assigned_at <= $6;
 
--- Tx.flushMetrics#2 (metricvalues.go)
+-- Tx.writeMetricMoves#1 (metricvalues.go)
 INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq)
 		SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), CAST(j.value ->> 2 AS BIGINT),
 			CAST(j.value ->> 3 AS DOUBLE PRECISION), CAST(j.value ->> 4 AS DOUBLE PRECISION)
@@ -1067,6 +1102,9 @@ WITH l AS (INSERT INTO session_links (app_id, session_id, user_id, linked_at) VA
 	WHERE c.app_id = $6 AND NOT EXISTS (SELECT 1 FROM assignments AS b WHERE b.campaign_id = c.id AND b.user_key = $7)
 	ORDER BY 1;
 
+-- postgresEngine.lockMetricMoves#1 (postgres_engine.go)
+SELECT pg_advisory_xact_lock($1);
+
 -- postgresEngine.capClaims#1 (postgres_engine.go)
 SELECT id FROM webhooks WHERE id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS JSONB))) ORDER BY id FOR UPDATE;
 
@@ -1092,13 +1130,13 @@ DELETE FROM rate_limit_windows WHERE minute < $1;
 SELECT pg_database_size(current_database());
 
 -- pgEraser.begin#1 (postgres_erasure.go)
-LOCK TABLE users, session_links, assignments, metric_values, events, form_submissions, webhook_deliveries IN SHARE ROW EXCLUSIVE MODE;
+LOCK TABLE users, session_links, assignments, metric_values, events, metric_moves, form_submissions, webhook_deliveries IN SHARE ROW EXCLUSIVE MODE;
 
 -- pgEraser.userEvents#1 (postgres_erasure.go)
 DELETE FROM events WHERE app_id = $1 AND user_id = $2;
 
 -- pgEraser.scrub#1 (postgres_erasure.go)
-VACUUM (ANALYZE) users, session_links, assignments, metric_values, events, form_submissions, webhook_deliveries;
+VACUUM (ANALYZE) users, session_links, assignments, metric_values, events, metric_moves, form_submissions, webhook_deliveries;
 
 -- Tx.checkLease#1 (postgres_leader.go)
 SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'

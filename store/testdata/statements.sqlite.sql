@@ -632,10 +632,6 @@ INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at, convert
 		SELECT campaign_id, ?, variant_id, assigned_at, converted_at, covariate FROM assignments WHERE campaign_id = ? AND user_key = ?
 		ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING variant_id, assigned_at, converted_at;
 
--- Tx.takeSession#2 (links.go)
-UPDATE metric_values SET user_key = ? WHERE campaign_id = ?
-		AND metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND user_key = ?;
-
 -- DB.FindSessionLink#1 (links.go)
 SELECT user_id, linked_at FROM session_links WHERE app_id = ? AND session_id = ?;
 
@@ -795,6 +791,45 @@ SELECT email, role, expires_at FROM dashboard_invitations WHERE id = ? AND app_i
 -- DB.RevokeInvitation#2 (members.go)
 DELETE FROM dashboard_invitations WHERE id = ?;
 
+-- Tx.flushJournal#1 (metricmoves.go)
+INSERT INTO metric_moves (moves) VALUES (?);
+
+-- DB.applyMoves#1 (metricmoves.go)
+SELECT max(id) FROM metric_moves;
+
+-- Tx.applyMerged#1 (metricmoves.go)
+DELETE FROM metric_moves WHERE id = (SELECT min(id) FROM metric_moves WHERE merged) RETURNING id, moves;
+
+-- DB.mergeStep#1 (metricmoves.go)
+SELECT EXISTS (SELECT 1 FROM metric_moves WHERE merged);
+
+-- DB.mergeStep#2 (metricmoves.go)
+DELETE FROM metric_moves WHERE id <= ? AND NOT merged;
+
+-- DB.mergeStep#3 (metricmoves.go)
+INSERT INTO metric_moves (moves, merged) VALUES (?, ?);
+
+-- DB.mergeStep#4 (metricmoves.go)
+SELECT EXISTS (SELECT 1 FROM metric_moves WHERE merged);
+
+-- readJournal#1 (metricmoves.go)
+SELECT id, moves FROM metric_moves WHERE id <= ? AND NOT merged ORDER BY id;
+
+-- Tx.applyMetricMoves#1 (metricmoves.go)
+DELETE FROM metric_moves RETURNING id, moves;
+
+-- Tx.moveSessions#1 (metricmoves.go)
+UPDATE metric_values SET user_key = ? WHERE campaign_id = ?
+			AND metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND user_key = ?
+			AND NOT EXISTS (SELECT 1 FROM metric_values AS o WHERE o.campaign_id = metric_values.campaign_id
+				AND o.metric_id = metric_values.metric_id AND o.user_key = ?);
+
+-- Tx.liveMoves#1 (metricmoves.go)
+SELECT EXISTS (SELECT 1 FROM campaigns WHERE id = ?);
+
+-- Tx.liveMoves#2 (metricmoves.go)
+SELECT type, cap FROM metrics WHERE id = ?;
+
 -- Tx.checkMetricKeyFree#1 (metrics.go)
 SELECT id FROM metrics WHERE app_id = ? AND key = ? AND id <> ?;
 
@@ -832,7 +867,7 @@ SELECT user_key, variant_id, assigned_at FROM assignments WHERE campaign_id = ? 
 	WHERE l.app_id = ? AND l.session_id = ?), ?)
 		AND assigned_at <= ?;
 
--- Tx.flushMetrics#2 (metricvalues.go)
+-- Tx.writeMetricMoves#1 (metricvalues.go)
 INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq)
 		SELECT CAST(j.value ->> 0 AS BIGINT), CAST(j.value ->> 1 AS BIGINT), CAST(j.value ->> 2 AS BIGINT),
 			CAST(j.value ->> 3 AS DOUBLE PRECISION), CAST(j.value ->> 4 AS DOUBLE PRECISION)
