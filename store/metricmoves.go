@@ -376,20 +376,7 @@ func (db *DB) mergeStep(ctx context.Context, upto int64) (bool, error) {
 
 // readJournal reads the commits' rows up to id upto, in id order.
 func readJournal(ctx context.Context, q *sql.DB, upto int64) ([]journalRow, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, moves FROM metric_moves WHERE id <= ? AND NOT merged ORDER BY id`, upto)
-	if err != nil {
-		return nil, err
-	}
-	var journal []journalRow
-	err = eachRow(rows, func() error {
-		var r journalRow
-		if err := rows.Scan(&r.id, &r.moves); err != nil {
-			return err
-		}
-		journal = append(journal, r)
-		return nil
-	})
-	return journal, err
+	return scanJournal(q.QueryContext(ctx, `SELECT id, moves FROM metric_moves WHERE id <= ? AND NOT merged ORDER BY id`, upto))
 }
 
 // applyMetricMoves applies every journaled move, merged or not, within
@@ -421,12 +408,15 @@ type journalRow struct {
 
 // takeJournal deletes rows of the journal by q and returns them in id
 // order.
-func (tx *Tx) takeJournal(q string, args ...any) ([]journalRow, error) {
-	var journal []journalRow
-	rows, err := tx.query(q, args...)
+func (tx *Tx) takeJournal(q string) ([]journalRow, error) { return scanJournal(tx.query(q)) }
+
+// scanJournal reads rows of the journal, and puts them in id order
+// (RETURNING's rows come in no promised order).
+func scanJournal(rows *sql.Rows, err error) ([]journalRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	var journal []journalRow
 	err = eachRow(rows, func() error {
 		var r journalRow
 		if err := rows.Scan(&r.id, &r.moves); err != nil {
