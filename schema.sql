@@ -391,7 +391,7 @@ CREATE TABLE erasure_scrubs (
 );
 
 CREATE TABLE metric_moves (
-    id     INTEGER PRIMARY KEY,
+    id     INTEGER PRIMARY KEY AUTOINCREMENT,
     moves  TEXT NOT NULL,
     merged INTEGER NOT NULL DEFAULT 0
 );

@@ -328,16 +328,20 @@ func (db *DB) mergeStep(ctx context.Context, upto int64) (bool, error) {
 			} else if merged {
 				return errJournalMoved
 			}
-			res, err := tx.exec(`DELETE FROM metric_moves WHERE id <= ? AND NOT merged`, upto)
+			// Exactly the rows read, which ids never reused make sure of
+			// (AUTOINCREMENT on SQLite, an identity on PostgreSQL).
+			ids := make([]int64, len(journal))
+			for i, r := range journal {
+				ids[i] = r.id
+			}
+			res, err := tx.exec(`DELETE FROM metric_moves WHERE id IN (`+tx.db.eng.jsonIDs()+`) AND NOT merged`, jsonIDs(ids))
 			if err != nil {
 				return err
 			}
 			if n, err := res.RowsAffected(); err != nil {
 				return err
 			} else if n != int64(len(journal)) {
-				// Taken by another pass, or a PostgreSQL commit's row
-				// below upto that committed after the read.
-				return errJournalMoved
+				return errJournalMoved // taken by another pass
 			}
 			if err := tx.moveSessions(links); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -311,5 +312,87 @@ func TestMetricMovesInSlices(t *testing.T) {
 		if int64(s) != tc.s || int64(q) != tc.q {
 			t.Errorf("metric %d: sums %g, %g, want %d, %d", tc.metric, s, q, tc.s, tc.q)
 		}
+	}
+}
+
+// TestMetricMovesTwoProcesses: two processes log metric events while both
+// apply the journal, in slices, at once (the leader's paced passes on one,
+// readers' passes on the other): every event moves its user's value once,
+// and the sums hold exactly the values.
+func TestMetricMovesTwoProcesses(t *testing.T) {
+	defer func(n int) { metricSlice = n }(metricSlice)
+	metricSlice = 4
+	ctx := context.Background()
+	a, b, app, _ := twoProcesses(t)
+	views := metricDef(t, a, app, `{"key":"views","name":"Views","type":"count","eventId":"view"}`)
+	c := metricCampaign(t, a, app, fmt.Sprintf(`{"secondary":[%d]}`, views))
+	const users, perUser = 24, 15
+	for i := range users {
+		mustAssign(t, a, app, c.ID, VariantRequest{UserID: fmt.Sprint("u", i)})
+	}
+	var logging, applying sync.WaitGroup
+	done := make(chan struct{})
+	for p, db := range []*DB{a, b} {
+		logging.Add(1)
+		go func() {
+			defer logging.Done()
+			for n := range users * perUser / 2 {
+				in := EventInput{EventID: "view", UserID: fmt.Sprint("u", (n*2+p)%users)}
+				if _, err := db.LogEvent(ctx, app, &in); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+		applying.Add(1)
+		go func() {
+			defer applying.Done()
+			for {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				apply := db.ApplyMetricMoves
+				if p == 0 {
+					apply = db.ApplyMetricMovesPaced
+				}
+				if err := apply(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	logging.Wait()
+	close(done)
+	applying.Wait()
+	applyMoves(t, b)
+	rows, err := a.read.Query(`SELECT user_key, CAST(value AS INTEGER) FROM metric_values WHERE campaign_id = ? AND metric_id = ?`, c.ID, views)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		if v != perUser {
+			t.Errorf("%s: %d views, want %d", k, v, perUser)
+		}
+	}
+	rows.Close()
+	if seen != users {
+		t.Errorf("%d users with values, want %d", seen, users)
+	}
+	var s, q float64
+	if err := a.read.QueryRow(`SELECT sum(sum), sum(sum_sq) FROM metric_sums WHERE campaign_id = ? AND metric_id = ?`, c.ID, views).Scan(&s, &q); err != nil {
+		t.Fatal(err)
+	}
+	if s != users*perUser || q != users*perUser*perUser {
+		t.Errorf("sums %g, %g, want %d, %d", s, q, users*perUser, users*perUser*perUser)
 	}
 }

@@ -794,7 +794,7 @@ DELETE FROM metric_moves WHERE id = (SELECT min(id) FROM metric_moves WHERE merg
 SELECT EXISTS (SELECT 1 FROM metric_moves WHERE merged);
 
 -- DB.mergeStep#2 (metricmoves.go)
-DELETE FROM metric_moves WHERE id <= $1 AND NOT merged;
+DELETE FROM metric_moves WHERE id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS JSONB))) AND NOT merged;
 
 -- DB.mergeStep#3 (metricmoves.go)
 INSERT INTO metric_moves (moves, merged) VALUES ($1, $2);

@@ -804,7 +804,7 @@ DELETE FROM metric_moves WHERE id = (SELECT min(id) FROM metric_moves WHERE merg
 SELECT EXISTS (SELECT 1 FROM metric_moves WHERE merged);
 
 -- DB.mergeStep#2 (metricmoves.go)
-DELETE FROM metric_moves WHERE id <= ? AND NOT merged;
+DELETE FROM metric_moves WHERE id IN (SELECT value FROM json_each(?)) AND NOT merged;
 
 -- DB.mergeStep#3 (metricmoves.go)
 INSERT INTO metric_moves (moves, merged) VALUES (?, ?);
