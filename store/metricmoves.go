@@ -286,14 +286,7 @@ func (tx *Tx) applyMerged() (bool, error) {
 	if err != nil || len(journal) == 0 {
 		return false, err
 	}
-	moves, links, err := mergeJournal(journal)
-	if err == nil {
-		err = tx.moveSessions(links)
-	}
-	if err == nil {
-		err = tx.writeMetricMoves(moves)
-	}
-	return true, err
+	return true, tx.applyRows(journal)
 }
 
 // mergeStep takes the commits' rows up to id upto, read and merged
@@ -314,9 +307,7 @@ func (db *DB) mergeStep(ctx context.Context, upto int64) (bool, error) {
 			for _, mv := range moves {
 				list = append(list, mv)
 			}
-			slices.SortFunc(list, func(a, b *metricMove) int {
-				return cmp.Or(cmp.Compare(a.ref.campaign, b.ref.campaign), cmp.Compare(a.ref.metric, b.ref.metric), strings.Compare(a.ref.key, b.ref.key))
-			})
+			slices.SortFunc(list, compareMoves)
 		}
 		err = db.withTx(ctx, func(tx *Tx) error {
 			if err := tx.db.eng.lockMetricMoves(tx); err != nil {
@@ -394,6 +385,12 @@ func (tx *Tx) applyMetricMoves() error {
 	if err != nil || len(journal) == 0 {
 		return err
 	}
+	return tx.applyRows(journal)
+}
+
+// applyRows applies the moves of journal rows taken by tx: the links'
+// first, then the values and sums.
+func (tx *Tx) applyRows(journal []journalRow) error {
 	moves, links, err := mergeJournal(journal)
 	if err != nil {
 		return err

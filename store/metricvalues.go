@@ -153,6 +153,12 @@ func (tx *Tx) flushMetrics() error {
 	return nil
 }
 
+// compareMoves orders moves by (campaign, metric, key), the order of the
+// values' row locks.
+func compareMoves(a, b *metricMove) int {
+	return cmp.Or(cmp.Compare(a.ref.campaign, b.ref.campaign), cmp.Compare(a.ref.metric, b.ref.metric), strings.Compare(a.ref.key, b.ref.key))
+}
+
 // writeMetricMoves moves the users' values by moves, and the variants'
 // sums with them (applyMetricMoves): the values in one statement per kind
 // of metric (conversions insert a 1 once, counts and sums add), and the
@@ -166,9 +172,7 @@ func (tx *Tx) writeMetricMoves(moves map[metricValueRef]*metricMove) error {
 	for _, mv := range moves {
 		list = append(list, mv)
 	}
-	slices.SortFunc(list, func(a, b *metricMove) int {
-		return cmp.Or(cmp.Compare(a.ref.campaign, b.ref.campaign), cmp.Compare(a.ref.metric, b.ref.metric), strings.Compare(a.ref.key, b.ref.key))
-	})
+	slices.SortFunc(list, compareMoves)
 	sums := map[metricSumRef]*[2]float64{}
 	move := func(mv *metricMove, before, after float64) {
 		b, a := mv.m.capOf(before), mv.m.capOf(after)
