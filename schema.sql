@@ -115,7 +115,7 @@ CREATE TABLE events (
 CREATE INDEX events_app_ts ON events(app_id, ts);
 CREATE INDEX events_app_event_ts ON events(app_id, event_id, ts);
 CREATE UNIQUE INDEX events_app_log ON events(app_id, log_id) WHERE log_id IS NOT NULL;
-CREATE TRIGGER events_delete_event_users AFTER DELETE ON events WHEN old.user_id IS NOT NULL BEGIN
+CREATE TRIGGER events_delete_event_index AFTER DELETE ON events WHEN coalesce(old.user_id, old.session_id) IS NOT NULL BEGIN
     INSERT OR REPLACE INTO event_users (app_id, user_id, event_id, ts, id, run)
         SELECT app_id, user_id, event_id,
             CASE WHEN id = old.id THEN run->>'$[#-2][0]' ELSE ts END,
@@ -123,15 +123,16 @@ CREATE TRIGGER events_delete_event_users AFTER DELETE ON events WHEN old.user_id
             CASE WHEN json_array_length(run) > 2 THEN json_remove(run, '$[' || pos || ']') END
         FROM (SELECT *, (SELECT key FROM json_each(c.run) WHERE value->>1 = old.id) AS pos
             FROM (SELECT * FROM event_users
-                WHERE app_id = old.app_id AND user_id = old.user_id AND event_id = old.event_id
+                WHERE app_id = CASE WHEN old.user_id IS NULL THEN -old.app_id ELSE old.app_id END
+                    AND user_id = coalesce(old.user_id, old.session_id) AND event_id = old.event_id
                     AND (ts, id) >= (old.ts, old.id)
                 ORDER BY ts, id LIMIT 1) AS c
             WHERE instr(c.run, ',' || old.id || ']') > 0)
         WHERE pos IS NOT NULL;
-    DELETE FROM event_users WHERE app_id = old.app_id AND user_id = old.user_id
+    DELETE FROM event_users WHERE app_id = CASE WHEN old.user_id IS NULL THEN -old.app_id ELSE old.app_id END
+        AND user_id = coalesce(old.user_id, old.session_id)
         AND event_id = old.event_id AND ts = old.ts AND id = old.id;
 END;
-CREATE INDEX events_app_session ON events(app_id, session_id, event_id, ts) WHERE user_id IS NULL AND session_id IS NOT NULL;
 
 CREATE TABLE webhooks (
     id                   INTEGER PRIMARY KEY,

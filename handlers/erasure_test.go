@@ -90,6 +90,11 @@ func TestUserExportRoute(t *testing.T) {
 	e.must(http.StatusOK, "PUT", pathf("/v1/apps/%d/users/%s", e.App.ID, user), e.Admin, map[string]any{"attributes": map[string]any{"plan": "pro"}})
 	e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/events", e.App.ID), e.Cli, map[string]any{"eventId": "view", "userId": user, "metadata": map[string]any{"page": "/a"}})
 	e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/events", e.App.ID), e.Cli, map[string]any{"eventId": "view", "userId": "someone-else"})
+	// The user's session logged one event by sessionId alone; another
+	// visitor's session logged one too.
+	e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/events", e.App.ID), e.Cli, map[string]any{"eventId": "cart", "sessionId": "export-route-session"})
+	e.must(http.StatusCreated, "POST", pathf("/v1/apps/%d/events", e.App.ID), e.Cli, map[string]any{"eventId": "cart", "sessionId": "stranger-session"})
+	e.must(http.StatusOK, "POST", pathf("/v1/apps-external/%d/identify", e.App.ID), e.Cli, map[string]any{"userId": user, "sessionId": "export-route-session"})
 	path := pathf("/v1/apps/%d/users/%s/export", e.App.ID, user)
 
 	for _, key := range []string{e.Read, e.Cli} {
@@ -108,8 +113,10 @@ func TestUserExportRoute(t *testing.T) {
 			VariantName string `json:"variantName"`
 		} `json:"assignments"`
 		Events []struct {
-			UserID   string         `json:"userId"`
-			Metadata map[string]any `json:"metadata"`
+			EventID   string         `json:"eventId"`
+			UserID    string         `json:"userId"`
+			SessionID string         `json:"sessionId"`
+			Metadata  map[string]any `json:"metadata"`
 		} `json:"events"`
 		FormSubmissions []any `json:"formSubmissions"`
 	}
@@ -117,8 +124,9 @@ func TestUserExportRoute(t *testing.T) {
 		t.Fatalf("export: %d %s", rec.Code, rec.Body.String())
 	}
 	if doc.UserID != user || doc.Profile == nil || doc.Profile.Attributes["plan"] != "pro" || len(doc.Assignments) != 1 ||
-		doc.Assignments[0].CampaignID != camp || doc.Assignments[0].VariantName == "" || len(doc.Events) != 1 ||
-		doc.Events[0].UserID != user || doc.Events[0].Metadata["page"] != "/a" || doc.FormSubmissions == nil {
+		doc.Assignments[0].CampaignID != camp || doc.Assignments[0].VariantName == "" || len(doc.Events) != 2 ||
+		doc.Events[0].UserID != user || doc.Events[0].Metadata["page"] != "/a" ||
+		doc.Events[1].EventID != "cart" || doc.Events[1].SessionID != "export-route-session" || doc.Events[1].UserID != "" || doc.FormSubmissions == nil {
 		t.Fatalf("export: %s", rec.Body.String())
 	}
 

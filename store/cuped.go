@@ -16,9 +16,10 @@ import (
 //
 // An event's key is its userId, else its sessionId, as a variant
 // request's is: a user assigned by userId counts the events with that
-// userId, found through the event index; a visitor assigned by sessionId
-// counts the events with that sessionId and no userId, found through
-// events_app_session, which holds only such events, so that events with a
+// userId, found through the event index by user; a visitor assigned by
+// sessionId counts the events with that sessionId and no userId, found
+// through the index by session (on SQLite the same event_users, see
+// sessionRef), which holds only such events, so that events with a
 // userId cost nothing more to log. A user's covariate also counts the
 // events their linked sessions logged without a userId (session_links),
 // once each: a visitor who signed in is one person before and after.
@@ -110,13 +111,13 @@ func (tx *Tx) isFresh(appID int64, userID string) bool {
 func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign, pos []int, users string) error {
 	now := ms(tx.now)
 	since := now - lc.cupedMS
-	// Events by user that the index does not hold yet are in the
-	// indexer's memory. Another process may have indexed one of them
-	// meanwhile: those are counted once, from memory. Events by session
-	// are in their index from the moment they commit.
-	var recent map[int64]int
-	if kind == 'u' {
-		recent = tx.recentCovariates(lc, list, pos, since, now)
+	// Events that the index does not hold yet are in the indexer's
+	// memory, a user's linked sessions' included. Another process may
+	// have indexed one of them meanwhile: those are counted once, from
+	// memory.
+	recent, err := tx.recentCovariates(lc, kind, list, pos, since, now)
+	if err != nil {
+		return err
 	}
 	tx.db.covariateReads.Add(1)
 	args := []any{users, lc.appID, lc.goal, since}
@@ -151,11 +152,18 @@ func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign,
 // recentCovariates counts into list[pos[k]].x the goal events of the
 // window the indexer holds in memory, and returns them by id, with the
 // user's position k.
-func (tx *Tx) recentCovariates(lc *liveCampaign, list []pendingAssign, pos []int, since, now int64) map[int64]int {
+func (tx *Tx) recentCovariates(lc *liveCampaign, kind byte, list []pendingAssign, pos []int, since, now int64) (map[int64]int, error) {
 	var recent map[int64]int
 	var evs []tailEvent
 	for k, j := range pos {
-		evs = tx.db.eng.unindexedEvents(evs[:0], lc.appID, list[j].user)
+		ref := userRef{lc.appID, list[j].user}
+		if kind == 's' {
+			ref = sessionRef(lc.appID, list[j].user)
+		}
+		var err error
+		if evs, err = tx.db.eng.unindexedEvents(tx, evs[:0], ref, kind == 'u'); err != nil {
+			return nil, err
+		}
 		for _, e := range evs {
 			if e.eventID == lc.goal && e.ts >= since && e.ts < now {
 				if recent == nil {
@@ -166,5 +174,5 @@ func (tx *Tx) recentCovariates(lc *liveCampaign, list []pendingAssign, pos []int
 			}
 		}
 	}
-	return recent
+	return recent, nil
 }

@@ -95,12 +95,15 @@ type engine interface {
 	// does not see, by user, and the arguments that end each batch's
 	// query.
 	audienceTail(ctx context.Context, rtx *sql.Tx, appID int64, eventIDs []string, bounded bool, since int64) (map[string][]scanEvent, []any, error)
-	// unindexedEvents appends to dst the user's committed events that the
-	// queries by user do not see yet.
-	unindexedEvents(dst []tailEvent, appID int64, userID string) []tailEvent
+	// unindexedEvents appends to dst the committed events of k, a user or
+	// a session (sessionRef), that the queries by key do not see yet; with
+	// linked, also those of the sessions linked to the user k (which
+	// needs tx).
+	unindexedEvents(tx *Tx, dst []tailEvent, k userRef, linked bool) ([]tailEvent, error)
 	// expireEvents takes the events of batch, which retention is about
 	// to delete, out of what the engine keeps of them beside the events
-	// table.
+	// table: users' events under the app's id, sessions' under its id
+	// negated (sessionRef).
 	expireEvents(tx *Tx, appID, cutoff int64, batch []expiring, done map[runGroup]tailEvent) error
 	// purgeApp deletes what the engine keeps of an app's events beside
 	// the tables, before the app's rows go.
@@ -199,9 +202,10 @@ type keysJoin struct {
 	each string
 	// byUser is the table, aliased e, that finds a user's events,
 	// bySession the one that finds the events of a visitor known only by
-	// a sessionId, and run the column of further events in a row of
-	// byUser (see sqlite_eventruns.go).
-	byUser, bySession, run string
+	// a sessionId, session the condition on it that takes the events of
+	// the session %[2]s of the app %[1]s, and run the column of further
+	// events in a row of either (see sqlite_eventruns.go).
+	byUser, bySession, session, run string
 }
 
 // keysEvents selects cols from the rows of table that match cond for each
@@ -220,10 +224,10 @@ func (k keysJoin) covariates() map[byte]string {
 		'u': k.keysEvents(`u.key, e.ts, e.id, `+k.run, k.byUser, `e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ?`) +
 			// CROSS JOIN keeps SQLite's planner from scanning every
 			// link of the app for each key.
-			` UNION ALL SELECT u.key, e.ts, e.id, NULL FROM ` + k.texts + ` CROSS JOIN session_links AS l ` +
-			fmt.Sprintf(k.each, k.bySession, `e.app_id = l.app_id AND e.session_id = l.session_id AND e.user_id IS NULL AND e.event_id = ? AND e.ts >= ?`) +
+			` UNION ALL SELECT u.key, e.ts, e.id, ` + k.run + ` FROM ` + k.texts + ` CROSS JOIN session_links AS l ` +
+			fmt.Sprintf(k.each, k.bySession, fmt.Sprintf(k.session, `l.app_id`, `l.session_id`)+` AND e.event_id = ? AND e.ts >= ?`) +
 			` WHERE l.app_id = ? AND l.user_id = u.value`,
-		's': k.keysEvents(`u.key, e.ts, e.id, NULL`, k.bySession, `e.app_id = ? AND e.session_id = u.value AND e.user_id IS NULL AND e.event_id = ? AND e.ts >= ?`),
+		's': k.keysEvents(`u.key, e.ts, e.id, `+k.run, k.bySession, fmt.Sprintf(k.session, `?`, `u.value`)+` AND e.event_id = ? AND e.ts >= ?`),
 	}
 }
 

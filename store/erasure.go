@@ -53,12 +53,12 @@ type Erasure struct {
 type eraser interface {
 	// begin readies the erasure's transaction, before it deletes.
 	begin(tx *Tx) error
-	// userEvents deletes the app's events whose userId is userID and
-	// returns how many went.
-	userEvents(tx *Tx, appID int64, userID string) (int64, error)
-	// eventsOf is the query of the app's events whose userId is userID,
+	// events deletes the events of k, a user or a session (sessionRef),
+	// and returns how many went.
+	events(tx *Tx, k userRef) (int64, error)
+	// eventsOf is the query of the events of k, a user or a session,
 	// oldest first, with the columns scanStoredEvent reads.
-	eventsOf(appID int64, userID string) (string, []any)
+	eventsOf(k userRef) (string, []any)
 	// scrub clears what deleted rows leave behind in the engine's files.
 	// It reports false when it could not yet (a reader still sees them).
 	scrub(ctx context.Context) (bool, error)
@@ -134,16 +134,16 @@ func (tx *Tx) eraseUser(appID int64, userID string, out *Erasure) error {
 		return err
 	}
 
-	n, err := tx.db.eraser.userEvents(tx, appID, userID)
-	if err != nil {
-		return err
-	}
-	out.Events += n
-	for _, s := range sessions {
-		// A session's events that carry a userId are that user's.
-		if err := count(&out.Events, `DELETE FROM events WHERE app_id = ? AND session_id = ? AND user_id IS NULL`, appID, s); err != nil {
+	// A session's events that carry a userId are that user's; its own are
+	// those it logged without one.
+	for _, k := range append([]userRef{{appID, userID}}, sessionRefs(appID, sessions)...) {
+		n, err := tx.db.eraser.events(tx, k)
+		if err != nil {
 			return err
 		}
+		out.Events += n
+	}
+	for _, s := range sessions {
 		if err := count(&out.FormSubmissions, `DELETE FROM form_submissions WHERE app_id = ? AND session_id = ?`, appID, s); err != nil {
 			return err
 		}
@@ -176,6 +176,23 @@ func (tx *Tx) eraseUser(appID int64, userID string, out *Erasure) error {
 		return err
 	}
 	return tx.recordErasure(appID, userID, out)
+}
+
+// sessionRefs are the keys of an app's sessions.
+func sessionRefs(appID int64, sessions []string) []userRef {
+	refs := make([]userRef, len(sessions))
+	for i, s := range sessions {
+		refs[i] = sessionRef(appID, s)
+	}
+	return refs
+}
+
+// ownerIs is the condition on an events row that it is a key's, by
+// whether the key is a session's (userRef.session): its userId's, or the
+// session's without one. Its one parameter is the key's userID.
+var ownerIs = map[bool]string{
+	false: `user_id = ?`,
+	true:  `session_id = ? AND user_id IS NULL`,
 }
 
 // linkedSessions returns the sessions linked to the user (see links.go),

@@ -442,18 +442,19 @@ func scanStoredEvent(row scanner) (*Event, error) {
 
 // expireBatch deletes up to retentionBatch of the app's events before
 // cutoff (ms), oldest first, after taking them out of their runs in
-// event_users (see expireFromRuns).
+// event_users (see expireFromRuns): a user's, and a session's under the
+// app's id negated (sessionRef).
 func (tx *Tx) expireBatch(app, cutoff int64, done map[runGroup]tailEvent) (int64, error) {
-	rows, err := tx.query(`SELECT id, user_id, event_id, ts FROM events WHERE app_id = ? AND ts < ? ORDER BY ts LIMIT ?`, app, cutoff, retentionBatch)
+	rows, err := tx.query(`SELECT id, user_id, session_id, event_id, ts FROM events WHERE app_id = ? AND ts < ? ORDER BY ts LIMIT ?`, app, cutoff, retentionBatch)
 	if err != nil {
 		return 0, err
 	}
 	var ids []int64
-	var batch []expiring
+	var batch, sessions []expiring
 	for rows.Next() {
 		var e expiring
-		var user sql.NullString
-		if err := rows.Scan(&e.id, &user, &e.eventID, &e.ts); err != nil {
+		var user, session sql.NullString
+		if err := rows.Scan(&e.id, &user, &session, &e.eventID, &e.ts); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -461,6 +462,9 @@ func (tx *Tx) expireBatch(app, cutoff int64, done map[runGroup]tailEvent) (int64
 		if user.Valid {
 			e.user = user.String
 			batch = append(batch, e)
+		} else if session.Valid {
+			e.user = session.String
+			sessions = append(sessions, e)
 		}
 	}
 	rows.Close()
@@ -471,6 +475,10 @@ func (tx *Tx) expireBatch(app, cutoff int64, done map[runGroup]tailEvent) (int64
 		return 0, nil
 	}
 	if err := tx.db.eng.expireEvents(tx, app, cutoff, batch, done); err != nil {
+		return 0, err
+	}
+	// Sessions' runs are under the app's id negated (sessionRef).
+	if err := tx.db.eng.expireEvents(tx, -app, cutoff, sessions, done); err != nil {
 		return 0, err
 	}
 	list, err := json.Marshal(ids)

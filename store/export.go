@@ -169,13 +169,9 @@ func (db *DB) ExportUser(ctx context.Context, appID int64, userID string, out io
 	}
 	if err == nil {
 		err = x.list("events", func(emit func(any) error) error {
-			text, args := db.eraser.eventsOf(appID, userID)
-			if err := exportEvents(q, emit, text, args...); err != nil {
-				return err
-			}
-			for _, s := range sessions {
-				if err := exportEvents(q, emit, `SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events
-					WHERE app_id = ? AND session_id = ? AND user_id IS NULL ORDER BY id`, appID, s); err != nil {
+			for _, k := range append([]userRef{{appID, userID}}, sessionRefs(appID, sessions)...) {
+				text, args := db.eraser.eventsOf(k)
+				if err := exportEvents(q, emit, text, args...); err != nil {
 					return err
 				}
 			}

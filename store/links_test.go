@@ -91,9 +91,23 @@ func TestLinkMovesMetricValues(t *testing.T) {
 // own; a user who took a session's assignment at the link keeps the
 // session's covariate.
 func TestLinkedCovariate(t *testing.T) {
+	for _, waiting := range []bool{false, true} {
+		// On SQLite the sessions' events are either in their runs when the
+		// users are assigned, or still in the indexer's memory.
+		t.Run(map[bool]string{false: "indexed", true: "waiting"}[waiting], func(t *testing.T) {
+			testLinkedCovariate(t, waiting)
+		})
+	}
+}
+
+func testLinkedCovariate(t *testing.T, waiting bool) {
 	ctx := context.Background()
 	const day = 24 * time.Hour
 	db, app, clock := mustOpenApp(t, eventsT0.Add(-5*day))
+	if waiting && db.pgEngine() == nil {
+		stopIdleDrain(t, db)
+		generationDue(db, false)
+	}
 	buy := func(in EventInput) {
 		t.Helper()
 		clock.Add(time.Hour)
@@ -122,7 +136,12 @@ func TestLinkedCovariate(t *testing.T) {
 	buy(EventInput{SessionID: "sw"})
 	buy(EventInput{SessionID: "sw"})
 	if db.pgEngine() == nil {
-		indexGeneration(t, db)
+		if !waiting {
+			indexGeneration(t, db)
+		}
+		if n, want := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, -app), map[bool]int64{false: 7, true: 0}[waiting]; n != want {
+			t.Fatalf("%d of the sessions' 7 events indexed, want %d", n, want)
+		}
 	}
 	clock.Set(eventsT0)
 	c := mustCreateCampaign(t, db, app, "buy", []testArm{{alloc: 50, control: true}, {alloc: 50}})

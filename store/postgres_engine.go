@@ -131,6 +131,7 @@ var postgresEventKeys = keysJoin{
 	each:      `CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM %s WHERE %s OFFSET 0) AS e`,
 	byUser:    `events AS e`,
 	bySession: `events AS e`,
+	session:   `e.app_id = %[1]s AND e.session_id = %[2]s AND e.user_id IS NULL`,
 	run:       `NULL`,
 }
 
@@ -146,8 +147,10 @@ func (*postgresEngine) audienceTail(context.Context, *sql.Tx, int64, []string, b
 }
 
 // unindexedEvents: none; every committed event is in the events table's
-// index by user.
-func (*postgresEngine) unindexedEvents(dst []tailEvent, _ int64, _ string) []tailEvent { return dst }
+// indexes by user and by session.
+func (*postgresEngine) unindexedEvents(_ *Tx, dst []tailEvent, _ userRef, _ bool) ([]tailEvent, error) {
+	return dst, nil
+}
 
 func (*postgresEngine) expireEvents(*Tx, int64, int64, []expiring, map[runGroup]tailEvent) error {
 	return nil

@@ -25,9 +25,10 @@ func (e pgEraser) begin(tx *Tx) error {
 	return err
 }
 
-// userEvents deletes through events_app_user, the index of events by user.
-func (e pgEraser) userEvents(tx *Tx, appID int64, userID string) (int64, error) {
-	res, err := tx.exec(`DELETE FROM events WHERE app_id = ? AND user_id = ?`, appID, userID)
+// events deletes through events_app_user, the index of events by user,
+// or events_app_session.
+func (e pgEraser) events(tx *Tx, k userRef) (int64, error) {
+	res, err := tx.exec(`DELETE FROM events WHERE app_id = ? AND `+ownerIs[k.session()], k.app(), k.userID)
 	if err != nil {
 		return 0, err
 	}
@@ -57,8 +58,9 @@ func (e pgEraser) scrub(ctx context.Context) (bool, error) {
 // scrubWait bounds the scrub's wait for older snapshots to end.
 const scrubWait = 5 * time.Second
 
-// eventsOf reads through events_app_user, sorted by id on the server.
-func (e pgEraser) eventsOf(appID int64, userID string) (string, []any) {
+// eventsOf reads through events_app_user or events_app_session, sorted
+// by id on the server.
+func (e pgEraser) eventsOf(k userRef) (string, []any) {
 	return `SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events
-		WHERE app_id = ? AND user_id = ? ORDER BY id`, []any{appID, userID}
+		WHERE app_id = ? AND ` + ownerIs[k.session()] + ` ORDER BY id`, []any{k.app(), k.userID}
 }

@@ -222,7 +222,9 @@ func (tx *Tx) flushEvents() error {
 	if err == nil {
 		for _, e := range tx.events {
 			if u, ok := e.user.(string); ok {
-				tx.stageEvent(e.appID, u, e.eventID, ms(tx.now), e.res.ID)
+				tx.stageEvent(userRef{e.appID, u}, e.eventID, ms(tx.now), e.res.ID)
+			} else if s, ok := e.session.(string); ok {
+				tx.stageEvent(sessionRef(e.appID, s), e.eventID, ms(tx.now), e.res.ID)
 			}
 			for _, d := range e.dups {
 				d.ID = e.res.ID

@@ -118,16 +118,16 @@ func (sqliteEngine) compileUserEvents(e *compiledAudience, where string) {
 	e.readTail = true
 }
 
-// sqliteEventKeys: on the writer event_users holds every indexed event;
-// the indexer's memory adds the rest. A row's ts is its run's last, so a
-// row from the time on may hold earlier events, which the caller drops.
-// Events by session are written with the event, in the same transaction:
-// nothing of them waits in the indexer's memory.
+// sqliteEventKeys: on the writer event_users holds every indexed event,
+// a session's under its app's id negated (sessionRef); the indexer's
+// memory adds the rest. A row's ts is its run's last, so a row from the
+// time on may hold earlier events, which the caller drops.
 var sqliteEventKeys = keysJoin{
 	texts:     `json_each(?) AS u`,
 	each:      `CROSS JOIN %s ON %s`,
 	byUser:    `event_users AS e`,
-	bySession: `events AS e INDEXED BY events_app_session`,
+	bySession: `event_users AS e`,
+	session:   `e.app_id = -%[1]s AND e.user_id = %[2]s`,
 	run:       `e.run`,
 }
 
@@ -187,10 +187,18 @@ func loadEventTail(ctx context.Context, tx *sql.Tx, appID, upto int64, eventIDs 
 }
 
 // unindexedEvents: the events the indexer holds in memory, not yet in
-// event_users.
-func (e sqliteEngine) unindexedEvents(dst []tailEvent, appID int64, userID string) []tailEvent {
-	e.db.ix.tail(appID, userID, func(ev tailEvent) { dst = append(dst, ev) })
-	return dst
+// event_users; a user's linked sessions are read from their links.
+func (e sqliteEngine) unindexedEvents(tx *Tx, dst []tailEvent, k userRef, linked bool) ([]tailEvent, error) {
+	add := func(ev tailEvent) { dst = append(dst, ev) }
+	e.db.ix.tail(k, add)
+	if !linked {
+		return dst, nil
+	}
+	sessions, err := linkedSessions(tx.conn, k.appID, k.userID)
+	for _, s := range sessions {
+		e.db.ix.tail(sessionRef(k.appID, s), add)
+	}
+	return dst, err
 }
 
 // expireEvents: out of their runs in event_users (sqlite_eventruns.go).
@@ -199,9 +207,9 @@ func (sqliteEngine) expireEvents(tx *Tx, appID, cutoff int64, batch []expiring, 
 }
 
 // purgeApp: emptied first, the index makes each event's delete trigger a
-// lookup that finds nothing.
+// lookup that finds nothing. The app's sessions are under its id negated.
 func (sqliteEngine) purgeApp(tx *Tx, appID int64) error {
-	_, err := tx.exec(`DELETE FROM event_users WHERE app_id = ?`, appID)
+	_, err := tx.exec(`DELETE FROM event_users WHERE app_id IN (?, -?)`, appID, appID)
 	return err
 }
 

@@ -23,23 +23,24 @@ type sqliteEraser struct{ db *DB }
 // no other write can come between the erasure's statements.
 func (e sqliteEraser) begin(tx *Tx) error { return nil }
 
-// userEvents deletes the user's events by id: the events table has no
-// index by user here, event_users is that index (sqlite_eventindex.go).
-// The ids are event_users' (runs included), which may hold events of a
-// generation being indexed, and the events above upto, which it may not
-// hold yet, read by rowid. The user's rows of event_users go first, so
-// that the events' delete trigger has nothing left to mend; the indexer's
-// memory forgets the user's events at the commit (Tx.gone).
-func (e sqliteEraser) userEvents(tx *Tx, appID int64, userID string) (int64, error) {
+// events deletes the user's (or session's) events by id: the events
+// table has no index by user or session here, event_users is that index
+// (sqlite_eventindex.go). The ids are event_users' (runs included), which
+// may hold events of a generation being indexed, and the events above
+// upto, which it may not hold yet, read by rowid. The key's rows of
+// event_users go first, so that the events' delete trigger has nothing
+// left to mend; the indexer's memory forgets the key's events at the
+// commit (Tx.gone).
+func (e sqliteEraser) events(tx *Tx, k userRef) (int64, error) {
 	ids, err := scanIDs(tx.query(`SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
 			WHERE e.app_id = ? AND e.user_id = ?
-		UNION SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?`,
-		appID, userID, appID, userID))
+		UNION SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND `+ownerIs[k.session()],
+		k.appID, k.userID, k.app(), k.userID))
 	if err != nil {
 		return 0, err
 	}
-	tx.erased = append(tx.erased, userRef{appID, userID})
-	if _, err := tx.exec(`DELETE FROM event_users WHERE app_id = ? AND user_id = ?`, appID, userID); err != nil {
+	tx.erased = append(tx.erased, k)
+	if _, err := tx.exec(`DELETE FROM event_users WHERE app_id = ? AND user_id = ?`, k.appID, k.userID); err != nil {
 		return 0, err
 	}
 	if len(ids) == 0 {
@@ -49,9 +50,9 @@ func (e sqliteEraser) userEvents(tx *Tx, appID int64, userID string) (int64, err
 	if err != nil {
 		return 0, err
 	}
-	// The user_id condition keeps an id the index got wrong from taking
+	// The owner's condition keeps an id the index got wrong from taking
 	// another user's event.
-	res, err := tx.exec(`DELETE FROM events WHERE id IN (`+tx.db.eng.jsonIDs()+`) AND app_id = ? AND user_id = ?`, string(list), appID, userID)
+	res, err := tx.exec(`DELETE FROM events WHERE id IN (`+tx.db.eng.jsonIDs()+`) AND app_id = ? AND `+ownerIs[k.session()], string(list), k.app(), k.userID)
 	if err != nil {
 		return 0, err
 	}
@@ -83,14 +84,14 @@ func (e sqliteEraser) scrub(ctx context.Context) (bool, error) {
 // scrubBusy bounds the scrub's wait for readers and writers.
 const scrubBusy = time.Second
 
-// eventsOf reads the user's events as a reader does (see FindEvents):
-// event_users up to upto, and the events above it by rowid. The outer
-// scan goes by those ids alone, in id order.
-func (e sqliteEraser) eventsOf(appID int64, userID string) (string, []any) {
+// eventsOf reads the user's (or session's) events as a reader does (see
+// FindEvents): event_users up to upto, and the events above it by rowid.
+// The outer scan goes by those ids alone, in id order.
+func (e sqliteEraser) eventsOf(k userRef) (string, []any) {
 	return `SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events NOT INDEXED
-		WHERE app_id = ? AND user_id = ? AND id IN (
+		WHERE app_id = ? AND ` + ownerIs[k.session()] + ` AND id IN (
 			SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
 				WHERE e.app_id = ? AND e.user_id = ? AND e.id <= (SELECT upto FROM event_users_upto)
-			UNION ALL SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?)
-		ORDER BY id`, []any{appID, userID, appID, userID, appID, userID}
+			UNION ALL SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND ` + ownerIs[k.session()] + `)
+		ORDER BY id`, []any{k.app(), k.userID, k.appID, k.userID, k.app(), k.userID}
 }

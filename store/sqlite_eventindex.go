@@ -10,7 +10,9 @@ import (
 )
 
 // Events by user are indexed in the event_users table, which the writer
-// fills shortly after the events commit rather than with them.
+// fills shortly after the events commit rather than with them. So are the
+// events a visitor logs by sessionId alone, by session (sessionRef): the
+// "user" of this file is either.
 //
 // An index on events by (app, user, …) put nearly every event of a batch
 // on a b-tree page of its own: each user's latest events sit on their own
@@ -131,7 +133,14 @@ var (
 	indexValues = newMultiRow(`INSERT OR IGNORE INTO event_users (app_id, user_id, event_id, ts, id, run) VALUES `,
 		`(?, ?, ?, ?, ?, ?)`, ``)
 	indexFromEvents = newMultiRow(`INSERT OR IGNORE INTO event_users (app_id, user_id, event_id, ts, id)
-	SELECT app_id, user_id, event_id, ts, id FROM events WHERE user_id IS NOT NULL AND id IN (`, `?`, `)`)
+	SELECT `+indexKey+`, event_id, ts, id FROM events WHERE `+indexed+` AND id IN (`, `?`, `)`)
+)
+
+// indexKey is an event's key in event_users, its user's or, without one,
+// its session's (sessionRef); indexed tells the events that have one.
+const (
+	indexKey = `CASE WHEN user_id IS NULL THEN -app_id ELSE app_id END, coalesce(user_id, session_id)`
+	indexed  = `coalesce(user_id, session_id) IS NOT NULL`
 )
 
 // expiry is a retention pass over one app: its events before ms went.
@@ -143,20 +152,41 @@ func (tx *Tx) deleted() bool { return len(tx.purged)+len(tx.expired)+len(tx.eras
 // gone reports whether this transaction deleted the event of r.
 func (tx *Tx) gone(r indexRow) bool {
 	for _, e := range tx.expired {
-		if r.user.appID == e.appID && r.ts < e.before {
+		if r.user.app() == e.appID && r.ts < e.before {
 			return true
 		}
 	}
-	return slices.Contains(tx.purged, r.user.appID) || slices.Contains(tx.erased, r.user)
+	return slices.Contains(tx.purged, r.user.app()) || slices.Contains(tx.erased, r.user)
 }
 
 // stageEvent records an event row written by this transaction, for the
-// indexer to take once it has committed.
-func (tx *Tx) stageEvent(appID int64, userID, eventID string, ts, id int64) {
+// indexer to take once it has committed; k is its user, or its session
+// (sessionRef).
+func (tx *Tx) stageEvent(k userRef, eventID string, ts, id int64) {
 	if !tx.db.ix.on {
 		return
 	}
-	tx.staged = append(tx.staged, indexRow{userRef{appID, userID}, tailEvent{eventID, ts, id}})
+	tx.staged = append(tx.staged, indexRow{k, tailEvent{eventID, ts, id}})
+}
+
+// sessionRef is the indexer's key of the events a visitor logged by
+// sessionId alone: the session under the app's id negated, as event_users
+// holds them (migration 24). A session's events are then indexed in the
+// same sorted runs as a user's, and never meet a user's, since every
+// lookup by user names a real app's id.
+func sessionRef(appID int64, sessionID string) userRef {
+	return userRef{-appID, sessionID}
+}
+
+// session reports whether r names a session (sessionRef).
+func (r userRef) session() bool { return r.appID < 0 }
+
+// app is the id of the app whose user or session r names.
+func (r userRef) app() int64 {
+	if r.session() {
+		return -r.appID
+	}
+	return r.appID
 }
 
 // chunkSize is how many rows of the generation this transaction indexes,
@@ -232,16 +262,16 @@ func (tx *Tx) foreignSinceCheck() (bool, error) {
 // their times on.
 func (tx *Tx) indexEverything() error {
 	if _, err := tx.exec(`DELETE FROM event_users
-		WHERE (app_id, user_id, event_id) IN (SELECT app_id, user_id, event_id FROM events
-			WHERE id > (SELECT upto FROM event_users_upto) AND user_id IS NOT NULL)
+		WHERE (app_id, user_id, event_id) IN (SELECT ` + indexKey + `, event_id FROM events
+			WHERE id > (SELECT upto FROM event_users_upto) AND ` + indexed + `)
 		AND ts >= (SELECT min(ts) FROM events WHERE id > (SELECT upto FROM event_users_upto))
 		AND id > (SELECT upto FROM event_users_upto) AND run IS NOT NULL`); err != nil {
 		return err
 	}
 	if _, err := tx.exec(`INSERT OR IGNORE INTO event_users (app_id, user_id, event_id, ts, id)
-		SELECT app_id, user_id, event_id, ts, id FROM events
-		WHERE id > (SELECT upto FROM event_users_upto) AND user_id IS NOT NULL
-		ORDER BY app_id, user_id, event_id, ts, id`); err != nil {
+		SELECT ` + indexKey + `, event_id, ts, id FROM events
+		WHERE id > (SELECT upto FROM event_users_upto) AND ` + indexed + `
+		ORDER BY 1, 2, event_id, ts, id`); err != nil {
 		return err
 	}
 	_, err := tx.exec(`UPDATE event_users_upto SET upto = max(upto, (SELECT COALESCE(MAX(id), 0) FROM events))`)
@@ -390,13 +420,12 @@ func (db *DB) unindexed() bool {
 	return ix.pendingN > 0 || ix.pos < len(ix.gen) || db.foreign.seen.Load() != ix.foreignChecked
 }
 
-// tail calls fn with every committed event of the user that event_users
-// does not hold yet. The writer uses it where readers scan the events
-// above upto.
-func (ix *eventIndexer) tail(appID int64, userID string, fn func(tailEvent)) {
+// tail calls fn with every committed event of the user (or session) u
+// that event_users does not hold yet. The writer uses it where readers
+// scan the events above upto.
+func (ix *eventIndexer) tail(u userRef, fn func(tailEvent)) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	u := userRef{appID, userID}
 	rest := ix.gen[ix.pos:]
 	i, _ := slices.BinarySearchFunc(rest, u, func(r indexRow, u userRef) int {
 		return indexRow{user: r.user}.compare(indexRow{user: u})

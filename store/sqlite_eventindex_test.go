@@ -25,12 +25,28 @@ func stopIdleDrain(tb testing.TB, db *DB) {
 // batch request per 100 events.
 func mustLogUserEvents(tb testing.TB, db *DB, app int64, eventID string, counts map[string]int) {
 	tb.Helper()
+	mustLogKeyEvents(tb, db, app, eventID, counts, false)
+}
+
+// mustLogSessionEvents is mustLogUserEvents for sessions: events with a
+// sessionId and no userId.
+func mustLogSessionEvents(tb testing.TB, db *DB, app int64, eventID string, counts map[string]int) {
+	tb.Helper()
+	mustLogKeyEvents(tb, db, app, eventID, counts, true)
+}
+
+func mustLogKeyEvents(tb testing.TB, db *DB, app int64, eventID string, counts map[string]int, session bool) {
+	tb.Helper()
 	var ins []*EventInput
 	for left := true; left; {
 		left = false
 		for user, n := range counts {
 			if n > 0 {
-				ins = append(ins, &EventInput{EventID: eventID, UserID: user})
+				in := &EventInput{EventID: eventID, UserID: user}
+				if session {
+					in.UserID, in.SessionID = "", user
+				}
+				ins = append(ins, in)
 				counts[user] = n - 1
 				left = true
 			}
@@ -288,13 +304,13 @@ func TestEventIndexDeletes(t *testing.T) {
 }
 
 // generationDue makes the next commit form a generation of what is
-// pending, as a second's wait would; with false, a generation was just
-// formed and the next commits leave what they log pending.
+// pending, as a second's wait would; with false, the next commits leave
+// what they log pending, however slowly the test runs.
 func generationDue(db *DB, due bool) {
 	db.ix.mu.Lock()
 	db.ix.formed = time.Time{}
 	if !due {
-		db.ix.formed = time.Now()
+		db.ix.formed = time.Now().Add(time.Hour)
 	}
 	db.ix.mu.Unlock()
 }
@@ -330,8 +346,10 @@ func TestEventIndexDeletesUnindexed(t *testing.T) {
 			stopIdleDrain(t, db)
 			generationDue(db, false)
 			mustLogUserEvents(t, db, app, "old", map[string]int{"u-1": 5, "u-2": 5})
+			mustLogSessionEvents(t, db, app, "old", map[string]int{"s-1": 4})
 			clock.Add(48 * time.Hour)
 			mustLogUserEvents(t, db, app, "new", map[string]int{"u-1": 2})
+			mustLogSessionEvents(t, db, app, "new", map[string]int{"s-1": 1})
 			if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run)`); n != 0 {
 				t.Fatalf("%d events indexed before retention, want them all in memory", n)
 			}
@@ -343,8 +361,8 @@ func TestEventIndexDeletesUnindexed(t *testing.T) {
 				mustHaveNoOrphans(t, db)
 				return
 			}
-			if n, err := db.DeleteEventsBefore(ctx, clock.Now().Add(-24*time.Hour)); err != nil || n != 10 {
-				t.Fatalf("retention deleted %d, %v; want 10", n, err)
+			if n, err := db.DeleteEventsBefore(ctx, clock.Now().Add(-24*time.Hour)); err != nil || n != 14 {
+				t.Fatalf("retention deleted %d, %v; want 14", n, err)
 			}
 			if tc.sameTx && mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run)`) == 0 {
 				t.Fatal("the retention transaction indexed nothing: the case is not exercised")
@@ -357,6 +375,9 @@ func TestEventIndexDeletesUnindexed(t *testing.T) {
 			mustHaveNoOrphans(t, db)
 			if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, app); n != 3 {
 				t.Fatalf("%d index rows, want the 3 kept events'", n)
+			}
+			if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, -app); n != 1 {
+				t.Fatalf("%d index rows of sessions, want the kept event's", n)
 			}
 			evs, err := db.FindEvents(ctx, app, EventFilter{UserID: "u-1", Limit: 10})
 			if err != nil || len(evs) != 2 {
@@ -437,8 +458,11 @@ func TestEventIndexMigration(t *testing.T) {
 	if err := db.Migrate(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run)`); n != 15 {
-		t.Fatalf("%d events indexed by the migration, want the 15 with a user", n)
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, app); n != 15 {
+		t.Fatalf("%d events indexed by user by the migrations, want the 15 with a user", n)
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ? AND user_id = 's-1'`, -app); n != 1 {
+		t.Fatalf("%d events indexed by session by the migrations, want s-1's one", n)
 	}
 	if got, want := mustScalar(t, db, `SELECT upto FROM event_users_upto`), mustScalar(t, db, `SELECT MAX(id) FROM events`); got != want {
 		t.Fatalf("upto %d, want %d", got, want)
@@ -465,6 +489,7 @@ func TestEventIndexTwoProcesses(t *testing.T) {
 	eight := mustCreateAudience(t, db1, app.ID, `{"rules":[{"ruleType":"event","eventId":"buy","operator":"performed_count","count":8,"comparison":"exactly"}]}`)
 
 	mustLogUserEvents(t, db2, app.ID, "buy", map[string]int{"u-2": 5})
+	mustLogSessionEvents(t, db2, app.ID, "buy", map[string]int{"s-2": 4})
 	mustLogUserEvents(t, db1, app.ID, "buy", map[string]int{"u-1": 10})
 	// db1's next commit forms its generation and completes it.
 	if err := db1.withTx(ctx, func(*Tx) error { return nil }); err != nil {
@@ -475,6 +500,9 @@ func TestEventIndexTwoProcesses(t *testing.T) {
 	}
 	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE user_id = 'u-2'`); n != 5 {
 		t.Fatalf("%d of the other handle's 5 events indexed", n)
+	}
+	if n := mustScalar(t, db1, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ? AND user_id = 's-2'`, -app.ID); n != 4 {
+		t.Fatalf("%d of the other handle's 4 session events indexed", n)
 	}
 	for name, db := range map[string]*DB{"db1": db1, "db2": db2} {
 		if !writerInAudience(t, db, app.ID, five.ID, "u-2") {
@@ -538,5 +566,50 @@ func TestEventIndexInternsEventIDs(t *testing.T) {
 		if len(ix.names) > maxNames {
 			t.Fatalf("%d interned event ids; the bound is %d", len(ix.names), maxNames)
 		}
+	}
+}
+
+// TestSessionEventIndexMigration: migration 24 indexes by session the
+// events that sessions logged alone, and its trigger mends a session's run
+// when one of its events is deleted; down gives back events_app_session.
+func TestSessionEventIndexMigration(t *testing.T) {
+	sqliteOnly(t)
+	ctx := context.Background()
+	db, app, _ := mustOpenApp(t, eventsT0)
+	stopIdleDrain(t, db)
+	mustLogSessionEvents(t, db, app, "view", map[string]int{"s-1": 3, "s-2": 2})
+	mustLogUserEvents(t, db, app, "view", map[string]int{"u-1": 2})
+	indexGeneration(t, db)
+	mustMigrateDownTo(t, db, 23)
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id < 0`); n != 0 {
+		t.Fatalf("down left %d rows of sessions' events", n)
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM sqlite_master WHERE name = 'events_app_session'`); n != 1 {
+		t.Fatal("down did not restore events_app_session")
+	}
+	// An event logged at version 23 after the last generation, above upto,
+	// is indexed as the database opens (indexAll), as after a crash.
+	if _, err := db.write.ExecContext(ctx, `INSERT INTO events (app_id, event_id, session_id, ts) VALUES (?, 'view', 's-1', ?)`, app, ms(eventsT0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Migrate(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, -app); n != 5 {
+		t.Fatalf("%d events indexed by session by the migration, want the 5 up to upto", n)
+	}
+	if err := db.indexAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustIndexExactly(t, db)
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ? AND user_id = 's-1'`, -app); n != 4 {
+		t.Fatalf("%d of s-1's 4 events indexed", n)
+	}
+	if _, err := db.write.ExecContext(ctx, `DELETE FROM events WHERE id = (SELECT min(id) FROM events WHERE session_id = 's-1')`); err != nil {
+		t.Fatal(err)
+	}
+	mustIndexExactly(t, db)
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ? AND user_id = 's-1'`, -app); n != 3 {
+		t.Fatalf("%d of s-1's 3 events left indexed after a delete", n)
 	}
 }

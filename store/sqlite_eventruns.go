@@ -26,7 +26,7 @@ import (
 // the rows that the SQL paths write (indexEverything, indexFromEvents),
 // and most rows where users log a handful of different events.
 //
-// Deleting an event rewrites its run (the events_delete_event_users
+// Deleting an event rewrites its run (the events_delete_event_index
 // trigger), so retention never leaves a run naming a deleted event.
 const maxRun = 32
 
@@ -185,7 +185,7 @@ func (tx *Tx) expireFromRuns(appID, cutoff int64, batch []expiring, done map[run
 			j++
 		}
 		first, last := batch[i], batch[j-1]
-		g := runGroup{first.user, first.eventID}
+		g := runGroup{appID, first.user, first.eventID}
 		if d, ok := done[g]; ok && last.tailEvent.compare(d) <= 0 {
 			i = j
 			continue
@@ -258,8 +258,12 @@ func (tx *Tx) expireFromRuns(appID, cutoff int64, batch []expiring, done map[run
 	return nil
 }
 
-// runGroup names the runs of one user and event id of an app.
-type runGroup struct{ user, eventID string }
+// runGroup names the runs of one user (or session: a negative appID, see
+// sessionRef) and event id of an app.
+type runGroup struct {
+	appID         int64
+	user, eventID string
+}
 
 // maxDoneGroups bounds the memory of one retention pass.
 const maxDoneGroups = 100_000

@@ -32,9 +32,10 @@ func TestRunCodec(t *testing.T) {
 	}
 }
 
-// mustIndexExactly fails unless every event with a user, up to upto, is
-// in event_users exactly once with its user, event id and time, and every
-// run is keyed by its last event.
+// mustIndexExactly fails unless every event with a user or a session, up
+// to upto, is in event_users exactly once with its key (a session's under
+// its app's id negated), event id and time, and every run is keyed by its
+// last event.
 func mustIndexExactly(tb testing.TB, db *DB) {
 	tb.Helper()
 	mustHaveNoOrphans(tb, db)
@@ -44,9 +45,10 @@ func mustIndexExactly(tb testing.TB, db *DB) {
 		tb.Fatalf("event_users holds %d events twice", n)
 	}
 	if n := mustScalar(tb, db, `SELECT COUNT(*) FROM events AS e
-		WHERE e.user_id IS NOT NULL AND e.id <= (SELECT upto FROM event_users_upto)
+		WHERE coalesce(e.user_id, e.session_id) IS NOT NULL AND e.id <= (SELECT upto FROM event_users_upto)
 		AND NOT EXISTS (SELECT 1 FROM (`+expanded+`) AS x
-			WHERE x.id = e.id AND x.app_id = e.app_id AND x.user_id = e.user_id AND x.event_id = e.event_id AND x.ts = e.ts)`); n != 0 {
+			WHERE x.id = e.id AND x.app_id = CASE WHEN e.user_id IS NULL THEN -e.app_id ELSE e.app_id END
+				AND x.user_id = coalesce(e.user_id, e.session_id) AND x.event_id = e.event_id AND x.ts = e.ts)`); n != 0 {
 		tb.Fatalf("%d events up to upto are not in event_users as they are", n)
 	}
 	if n := mustScalar(tb, db, `SELECT COUNT(*) FROM event_users WHERE run IS NOT NULL
@@ -225,14 +227,15 @@ func TestEventIndexRetentionInsideRuns(t *testing.T) {
 	generationDue(db, false)
 	for range 4 {
 		mustLogUserEvents(t, db, app, "buy", map[string]int{"u-1": 3, "u-2": 2})
+		mustLogSessionEvents(t, db, app, "buy", map[string]int{"s-1": 3, "s-2": 2})
 		clock.Add(time.Hour)
 	}
 	indexGeneration(t, db)
-	if n, err := db.DeleteEventsBefore(ctx, eventsT0.Add(2*time.Hour)); err != nil || n != 10 {
-		t.Fatalf("retention deleted %d, %v; want 10", n, err)
+	if n, err := db.DeleteEventsBefore(ctx, eventsT0.Add(2*time.Hour)); err != nil || n != 20 {
+		t.Fatalf("retention deleted %d, %v; want 20", n, err)
 	}
 	mustIndexExactly(t, db)
-	for u, want := range map[string]int{"u-1": 6, "u-2": 4} {
+	for u, want := range map[string]int{"u-1": 6, "u-2": 4, "s-1": 6, "s-2": 4} {
 		if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE user_id = ?`, u); n != int64(want) {
 			t.Errorf("%s: %d events indexed after retention, want %d", u, n, want)
 		}
@@ -258,6 +261,7 @@ func TestEventIndexRecoversPartialRuns(t *testing.T) {
 	}
 	generationDue(db, false)
 	mustLogUserEvents(t, db, app.ID, "buy", counts)
+	mustLogSessionEvents(t, db, app.ID, "buy", map[string]int{"s-1": 20, "s-2": 20})
 	generationDue(db, true)
 	if err := db.withTx(ctx, func(*Tx) error { return nil }); err != nil {
 		t.Fatal(err)
@@ -278,6 +282,9 @@ func TestEventIndexRecoversPartialRuns(t *testing.T) {
 	evs, err := db.FindEvents(ctx, app.ID, EventFilter{UserID: "u-0", Limit: MaxEventsLimit})
 	if err != nil || len(evs) != 20 {
 		t.Fatalf("FindEvents u-0 after the restart: %d events, %v; want 20", len(evs), err)
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, -app.ID); n != 40 {
+		t.Fatalf("%d session events indexed after the restart, want 40", n)
 	}
 }
 

@@ -777,8 +777,9 @@ var builtStatements = map[string]func(engine) []string{
 		if _, ok := eng.(*postgresEngine); ok {
 			e = pgEraser{}
 		}
-		q, _ := e.eventsOf(1, "u")
-		return []string{q}
+		user, _ := e.eventsOf(userRef{1, "u"})
+		session, _ := e.eventsOf(sessionRef(1, "s"))
+		return []string{user, session}
 	},
 	"sqlite.checkpointer.run#1": func(engine) []string {
 		return []string{`PRAGMA wal_checkpoint(PASSIVE)`, `PRAGMA wal_checkpoint(RESTART)`}

@@ -463,27 +463,24 @@ INSERT INTO webhooks (app_id, url, events, secret, headers, max_retries, timeout
 SELECT 1 FROM apps WHERE id = $1;
 
 -- Tx.eraseUser#2 (erasure.go)
-DELETE FROM events WHERE app_id = $1 AND session_id = $2 AND user_id IS NULL;
-
--- Tx.eraseUser#3 (erasure.go)
 DELETE FROM form_submissions WHERE app_id = $1 AND session_id = $2;
 
--- Tx.eraseUser#4 (erasure.go)
+-- Tx.eraseUser#3 (erasure.go)
 DELETE FROM assignments
 			WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = $1) AND user_key = $2;
 
--- Tx.eraseUser#5 (erasure.go)
+-- Tx.eraseUser#4 (erasure.go)
 DELETE FROM metric_values
 			WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = $1)
 				AND metric_id IN (SELECT id FROM metrics WHERE app_id = $2) AND user_key = $3;
 
--- Tx.eraseUser#6 (erasure.go)
+-- Tx.eraseUser#5 (erasure.go)
 DELETE FROM form_submissions WHERE app_id = $1 AND user_id = $2;
 
--- Tx.eraseUser#7 (erasure.go)
+-- Tx.eraseUser#6 (erasure.go)
 DELETE FROM users WHERE app_id = $1 AND user_id = $2;
 
--- Tx.eraseUser#8 (erasure.go)
+-- Tx.eraseUser#7 (erasure.go)
 DELETE FROM session_links WHERE app_id = $1 AND user_id = $2;
 
 -- linkedSessions#1 (erasure.go)
@@ -538,7 +535,7 @@ SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events WHERE
 SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events WHERE app_id = $1 AND event_id = $2 AND user_id = $3 AND ts >= $4 AND ts <= $5 AND (ts, id) < (SELECT ts, id FROM events WHERE id = $6) ORDER BY ts DESC, id DESC LIMIT $7;
 
 -- Tx.expireBatch#1 (events.go)
-SELECT id, user_id, event_id, ts FROM events WHERE app_id = $1 AND ts < $2 ORDER BY ts LIMIT $3;
+SELECT id, user_id, session_id, event_id, ts FROM events WHERE app_id = $1 AND ts < $2 ORDER BY ts LIMIT $3;
 
 -- Tx.expireBatch#2 (events.go)
 DELETE FROM events WHERE id IN (SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST($1 AS JSONB)));
@@ -576,13 +573,13 @@ SELECT id, content_view_id, data, user_id, session_id, environment, submitted_at
 SELECT id, content_view_id, data, user_id, session_id, environment, submitted_at
 				FROM form_submissions WHERE app_id = $1 AND (user_id = $2 OR session_id = $3) ORDER BY id;
 
--- DB.ExportUser#6 (export.go)
+-- DB.ExportUser#6 [1/2] (export.go)
 SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events
 		WHERE app_id = $1 AND user_id = $2 ORDER BY id;
 
--- DB.ExportUser#7 (export.go)
+-- DB.ExportUser#6 [2/2] (export.go)
 SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events
-					WHERE app_id = $1 AND session_id = $2 AND user_id IS NULL ORDER BY id;
+		WHERE app_id = $1 AND session_id = $2 AND user_id IS NULL ORDER BY id;
 
 -- DB.SubmitForm#1 (forms.go)
 SELECT id, app_id, name, status, items, published_at, created_at, updated_at FROM content_views WHERE id = $1 AND app_id = $2;
@@ -1132,8 +1129,11 @@ SELECT pg_database_size(current_database());
 -- pgEraser.begin#1 (postgres_erasure.go)
 LOCK TABLE users, session_links, assignments, metric_values, events, metric_moves, form_submissions, webhook_deliveries IN SHARE ROW EXCLUSIVE MODE;
 
--- pgEraser.userEvents#1 (postgres_erasure.go)
+-- pgEraser.events#1 [1/2] (postgres_erasure.go)
 DELETE FROM events WHERE app_id = $1 AND user_id = $2;
+
+-- pgEraser.events#1 [2/2] (postgres_erasure.go)
+DELETE FROM events WHERE app_id = $1 AND session_id = $2 AND user_id IS NULL;
 
 -- pgEraser.scrub#1 (postgres_erasure.go)
 VACUUM (ANALYZE) users, session_links, assignments, metric_values, events, metric_moves, form_submissions, webhook_deliveries;

@@ -317,10 +317,10 @@ DELETE FROM content_views WHERE id = ?;
 UPDATE assignments SET covariate = ? WHERE campaign_id = ? AND user_key = ?;
 
 -- Tx.countCovariates#1 [1/2] (cuped.go)
-SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u CROSS JOIN event_users AS e ON e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ? UNION ALL SELECT u.key, e.ts, e.id, NULL FROM json_each(?) AS u CROSS JOIN session_links AS l CROSS JOIN events AS e INDEXED BY events_app_session ON e.app_id = l.app_id AND e.session_id = l.session_id AND e.user_id IS NULL AND e.event_id = ? AND e.ts >= ? WHERE l.app_id = ? AND l.user_id = u.value;
+SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u CROSS JOIN event_users AS e ON e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ? UNION ALL SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u CROSS JOIN session_links AS l CROSS JOIN event_users AS e ON e.app_id = -l.app_id AND e.user_id = l.session_id AND e.event_id = ? AND e.ts >= ? WHERE l.app_id = ? AND l.user_id = u.value;
 
 -- Tx.countCovariates#1 [2/2] (cuped.go)
-SELECT u.key, e.ts, e.id, NULL FROM json_each(?) AS u CROSS JOIN events AS e INDEXED BY events_app_session ON e.app_id = ? AND e.session_id = u.value AND e.user_id IS NULL AND e.event_id = ? AND e.ts >= ?;
+SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u CROSS JOIN event_users AS e ON e.app_id = -? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ?;
 
 -- DB.CampaignsUsingAudience#1 (dashboard_reads.go)
 SELECT id, name, status FROM campaigns WHERE app_id = ? AND audience_id = ? ORDER BY id DESC;
@@ -465,27 +465,24 @@ INSERT INTO webhooks (app_id, url, events, secret, headers, max_retries, timeout
 SELECT 1 FROM apps WHERE id = ?;
 
 -- Tx.eraseUser#2 (erasure.go)
-DELETE FROM events WHERE app_id = ? AND session_id = ? AND user_id IS NULL;
-
--- Tx.eraseUser#3 (erasure.go)
 DELETE FROM form_submissions WHERE app_id = ? AND session_id = ?;
 
--- Tx.eraseUser#4 (erasure.go)
+-- Tx.eraseUser#3 (erasure.go)
 DELETE FROM assignments
 			WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?) AND user_key = ?;
 
--- Tx.eraseUser#5 (erasure.go)
+-- Tx.eraseUser#4 (erasure.go)
 DELETE FROM metric_values
 			WHERE campaign_id IN (SELECT id FROM campaigns WHERE app_id = ?)
 				AND metric_id IN (SELECT id FROM metrics WHERE app_id = ?) AND user_key = ?;
 
--- Tx.eraseUser#6 (erasure.go)
+-- Tx.eraseUser#5 (erasure.go)
 DELETE FROM form_submissions WHERE app_id = ? AND user_id = ?;
 
--- Tx.eraseUser#7 (erasure.go)
+-- Tx.eraseUser#6 (erasure.go)
 DELETE FROM users WHERE app_id = ? AND user_id = ?;
 
--- Tx.eraseUser#8 (erasure.go)
+-- Tx.eraseUser#7 (erasure.go)
 DELETE FROM session_links WHERE app_id = ? AND user_id = ?;
 
 -- linkedSessions#1 (erasure.go)
@@ -544,7 +541,7 @@ SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events NOT I
 			UNION ALL SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?) AND ts >= ? AND ts <= ? AND (ts, id) < (SELECT ts, id FROM events WHERE id = ?) ORDER BY ts DESC, id DESC LIMIT ?;
 
 -- Tx.expireBatch#1 (events.go)
-SELECT id, user_id, event_id, ts FROM events WHERE app_id = ? AND ts < ? ORDER BY ts LIMIT ?;
+SELECT id, user_id, session_id, event_id, ts FROM events WHERE app_id = ? AND ts < ? ORDER BY ts LIMIT ?;
 
 -- Tx.expireBatch#2 (events.go)
 DELETE FROM events WHERE id IN (SELECT value FROM json_each(?));
@@ -582,7 +579,7 @@ SELECT id, content_view_id, data, user_id, session_id, environment, submitted_at
 SELECT id, content_view_id, data, user_id, session_id, environment, submitted_at
 				FROM form_submissions WHERE app_id = ? AND (user_id = ? OR session_id = ?) ORDER BY id;
 
--- DB.ExportUser#6 (export.go)
+-- DB.ExportUser#6 [1/2] (export.go)
 SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events NOT INDEXED
 		WHERE app_id = ? AND user_id = ? AND id IN (
 			SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
@@ -590,9 +587,13 @@ SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events NOT I
 			UNION ALL SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?)
 		ORDER BY id;
 
--- DB.ExportUser#7 (export.go)
-SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events
-					WHERE app_id = ? AND session_id = ? AND user_id IS NULL ORDER BY id;
+-- DB.ExportUser#6 [2/2] (export.go)
+SELECT id, event_id, user_id, session_id, metadata, log_id, ts FROM events NOT INDEXED
+		WHERE app_id = ? AND session_id = ? AND user_id IS NULL AND id IN (
+			SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
+				WHERE e.app_id = ? AND e.user_id = ? AND e.id <= (SELECT upto FROM event_users_upto)
+			UNION ALL SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND session_id = ? AND user_id IS NULL)
+		ORDER BY id;
 
 -- DB.SubmitForm#1 (forms.go)
 SELECT id, app_id, name, status, items, published_at, created_at, updated_at FROM content_views WHERE id = ? AND app_id = ?;
@@ -1280,18 +1281,26 @@ SELECT user_id, event_id, ts FROM events NOT INDEXED WHERE id > ? AND app_id = ?
 SELECT user_id, event_id, ts FROM events NOT INDEXED WHERE id > ? AND app_id = ? AND user_id IS NOT NULL AND ts >= ?;
 
 -- sqliteEngine.purgeApp#1 (sqlite_engine.go)
-DELETE FROM event_users WHERE app_id = ?;
+DELETE FROM event_users WHERE app_id IN (?, -?);
 
--- sqliteEraser.userEvents#1 (sqlite_erasure.go)
+-- sqliteEraser.events#1 [1/2] (sqlite_erasure.go)
 SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
 			WHERE e.app_id = ? AND e.user_id = ?
 		UNION SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND user_id = ?;
 
--- sqliteEraser.userEvents#2 (sqlite_erasure.go)
+-- sqliteEraser.events#1 [2/2] (sqlite_erasure.go)
+SELECT coalesce(j.value->>1, e.id) FROM event_users AS e LEFT JOIN json_each(e.run) AS j
+			WHERE e.app_id = ? AND e.user_id = ?
+		UNION SELECT id FROM events NOT INDEXED WHERE id > (SELECT upto FROM event_users_upto) AND app_id = ? AND session_id = ? AND user_id IS NULL;
+
+-- sqliteEraser.events#2 (sqlite_erasure.go)
 DELETE FROM event_users WHERE app_id = ? AND user_id = ?;
 
--- sqliteEraser.userEvents#3 (sqlite_erasure.go)
+-- sqliteEraser.events#3 [1/2] (sqlite_erasure.go)
 DELETE FROM events WHERE id IN (SELECT value FROM json_each(?)) AND app_id = ? AND user_id = ?;
+
+-- sqliteEraser.events#3 [2/2] (sqlite_erasure.go)
+DELETE FROM events WHERE id IN (SELECT value FROM json_each(?)) AND app_id = ? AND session_id = ? AND user_id IS NULL;
 
 -- sqliteEraser.scrub#1 (sqlite_erasure.go)
 PRAGMA wal_checkpoint(TRUNCATE);
@@ -1304,16 +1313,16 @@ PRAGMA data_version;
 
 -- Tx.indexEverything#1 (sqlite_eventindex.go)
 DELETE FROM event_users
-		WHERE (app_id, user_id, event_id) IN (SELECT app_id, user_id, event_id FROM events
-			WHERE id > (SELECT upto FROM event_users_upto) AND user_id IS NOT NULL)
+		WHERE (app_id, user_id, event_id) IN (SELECT CASE WHEN user_id IS NULL THEN -app_id ELSE app_id END, coalesce(user_id, session_id), event_id FROM events
+			WHERE id > (SELECT upto FROM event_users_upto) AND coalesce(user_id, session_id) IS NOT NULL)
 		AND ts >= (SELECT min(ts) FROM events WHERE id > (SELECT upto FROM event_users_upto))
 		AND id > (SELECT upto FROM event_users_upto) AND run IS NOT NULL;
 
 -- Tx.indexEverything#2 (sqlite_eventindex.go)
 INSERT OR IGNORE INTO event_users (app_id, user_id, event_id, ts, id)
-		SELECT app_id, user_id, event_id, ts, id FROM events
-		WHERE id > (SELECT upto FROM event_users_upto) AND user_id IS NOT NULL
-		ORDER BY app_id, user_id, event_id, ts, id;
+		SELECT CASE WHEN user_id IS NULL THEN -app_id ELSE app_id END, coalesce(user_id, session_id), event_id, ts, id FROM events
+		WHERE id > (SELECT upto FROM event_users_upto) AND coalesce(user_id, session_id) IS NOT NULL
+		ORDER BY 1, 2, event_id, ts, id;
 
 -- Tx.indexEverything#3 (sqlite_eventindex.go)
 UPDATE event_users_upto SET upto = max(upto, (SELECT COALESCE(MAX(id), 0) FROM events));
