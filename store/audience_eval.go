@@ -207,10 +207,7 @@ func userFacts(q conn, tail engine, r audienceUser, appID int64, userID string, 
 				args = append(args, args...)
 			}
 		} else {
-			all, err := tail.unindexedEvents(nil, nil, userRef{appID, userID}, false)
-			if err != nil {
-				return nil, facts, err
-			}
+			all := tail.unindexedEvents(nil, userRef{appID, userID})
 			recent = all[:0]
 			for _, e := range all {
 				if slices.Contains(c.eventIDs, e.eventID) && (!c.bounded || e.ts >= since) {

@@ -115,7 +115,7 @@ func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign,
 	// memory, a user's linked sessions' included. Another process may
 	// have indexed one of them meanwhile: those are counted once, from
 	// memory.
-	recent, err := tx.recentCovariates(lc, kind, list, pos, since, now)
+	recent, err := tx.recentCovariates(lc, kind, list, pos, users, since, now)
 	if err != nil {
 		return err
 	}
@@ -150,28 +150,34 @@ func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign,
 }
 
 // recentCovariates counts into list[pos[k]].x the goal events of the
-// window the indexer holds in memory, and returns them by id, with the
-// user's position k.
-func (tx *Tx) recentCovariates(lc *liveCampaign, kind byte, list []pendingAssign, pos []int, since, now int64) (map[int64]int, error) {
+// window the indexer holds in memory, the users' linked sessions' with
+// theirs, and returns them by id, with the user's position k. users is
+// the JSON array of the keys, in pos's order.
+func (tx *Tx) recentCovariates(lc *liveCampaign, kind byte, list []pendingAssign, pos []int, users string, since, now int64) (map[int64]int, error) {
 	var recent map[int64]int
+	count := func(k int, e tailEvent) {
+		if e.eventID == lc.goal && e.ts >= since && e.ts < now {
+			if recent == nil {
+				recent = map[int64]int{}
+			}
+			recent[e.id] = k
+			list[pos[k]].x++
+		}
+	}
 	var evs []tailEvent
 	for k, j := range pos {
 		ref := userRef{lc.appID, list[j].user}
 		if kind == 's' {
 			ref = sessionRef(lc.appID, list[j].user)
 		}
-		var err error
-		if evs, err = tx.db.eng.unindexedEvents(tx, evs[:0], ref, kind == 'u'); err != nil {
-			return nil, err
-		}
+		evs = tx.db.eng.unindexedEvents(evs[:0], ref)
 		for _, e := range evs {
-			if e.eventID == lc.goal && e.ts >= since && e.ts < now {
-				if recent == nil {
-					recent = map[int64]int{}
-				}
-				recent[e.id] = k
-				list[j].x++
-			}
+			count(k, e)
+		}
+	}
+	if kind == 'u' {
+		if err := tx.db.eng.unindexedLinked(tx, lc.appID, users, count); err != nil {
+			return nil, err
 		}
 	}
 	return recent, nil

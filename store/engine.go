@@ -96,10 +96,12 @@ type engine interface {
 	// query.
 	audienceTail(ctx context.Context, rtx *sql.Tx, appID int64, eventIDs []string, bounded bool, since int64) (map[string][]scanEvent, []any, error)
 	// unindexedEvents appends to dst the committed events of k, a user or
-	// a session (sessionRef), that the queries by key do not see yet; with
-	// linked, also those of the sessions linked to the user k (which
-	// needs tx).
-	unindexedEvents(tx *Tx, dst []tailEvent, k userRef, linked bool) ([]tailEvent, error)
+	// a session (sessionRef), that the queries by key do not see yet.
+	unindexedEvents(dst []tailEvent, k userRef) []tailEvent
+	// unindexedLinked calls fn with each committed event that the queries
+	// by key do not see yet of the sessions linked to the app's users of
+	// the JSON array users, with the user's position in it.
+	unindexedLinked(tx *Tx, appID int64, users string, fn func(k int, e tailEvent)) error
 	// expireEvents takes the events of batch, which retention is about
 	// to delete, out of what the engine keeps of them beside the events
 	// table: users' events under the app's id, sessions' under its id

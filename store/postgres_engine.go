@@ -148,9 +148,9 @@ func (*postgresEngine) audienceTail(context.Context, *sql.Tx, int64, []string, b
 
 // unindexedEvents: none; every committed event is in the events table's
 // indexes by user and by session.
-func (*postgresEngine) unindexedEvents(_ *Tx, dst []tailEvent, _ userRef, _ bool) ([]tailEvent, error) {
-	return dst, nil
-}
+func (*postgresEngine) unindexedEvents(dst []tailEvent, _ userRef) []tailEvent { return dst }
+
+func (*postgresEngine) unindexedLinked(*Tx, int64, string, func(int, tailEvent)) error { return nil }
 
 func (*postgresEngine) expireEvents(*Tx, int64, int64, []expiring, map[runGroup]tailEvent) error {
 	return nil

@@ -187,18 +187,33 @@ func loadEventTail(ctx context.Context, tx *sql.Tx, appID, upto int64, eventIDs 
 }
 
 // unindexedEvents: the events the indexer holds in memory, not yet in
-// event_users; a user's linked sessions are read from their links.
-func (e sqliteEngine) unindexedEvents(tx *Tx, dst []tailEvent, k userRef, linked bool) ([]tailEvent, error) {
-	add := func(ev tailEvent) { dst = append(dst, ev) }
-	e.db.ix.tail(k, add)
-	if !linked {
-		return dst, nil
+// event_users.
+func (e sqliteEngine) unindexedEvents(dst []tailEvent, k userRef) []tailEvent {
+	e.db.ix.tail(k, func(ev tailEvent) { dst = append(dst, ev) })
+	return dst
+}
+
+// unindexedLinked reads the users' links in one query, and only while the
+// indexer holds events of sessions: a new user's first assignment (CUPED)
+// asks for every user of a group commit.
+func (e sqliteEngine) unindexedLinked(tx *Tx, appID int64, users string, fn func(int, tailEvent)) error {
+	if !e.db.ix.holdsSessions() {
+		return nil
 	}
-	sessions, err := linkedSessions(tx.conn, k.appID, k.userID)
-	for _, s := range sessions {
-		e.db.ix.tail(sessionRef(k.appID, s), add)
+	rows, err := tx.query(`SELECT u.key, l.session_id FROM json_each(?) AS u CROSS JOIN session_links AS l
+		WHERE l.app_id = ? AND l.user_id = u.value`, users, appID)
+	if err != nil {
+		return err
 	}
-	return dst, err
+	return eachRow(rows, func() error {
+		var k int
+		var s string
+		if err := rows.Scan(&k, &s); err != nil {
+			return err
+		}
+		e.db.ix.tail(sessionRef(appID, s), func(ev tailEvent) { fn(k, ev) })
+		return nil
+	})
 }
 
 // expireEvents: out of their runs in event_users (sqlite_eventruns.go).

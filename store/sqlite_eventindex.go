@@ -64,6 +64,10 @@ type eventIndexer struct {
 	// lastIndexed is when a commit last indexed rows; the idle drain
 	// leaves the work to commits while they do it.
 	lastIndexed time.Time
+	// lastSession is the largest id of a session's event staged, and
+	// doneMax the largest of a completed generation: every event up to it
+	// is in event_users (see holdsSessions).
+	lastSession, doneMax int64
 	// foreignChecked is foreign.seen when every event then committed was
 	// last made sure of (see foreignSinceCheck).
 	foreignChecked int64
@@ -319,7 +323,7 @@ func (tx *Tx) commitIndexed(written int) error {
 		// Everything committed is indexed now, this transaction's events
 		// included.
 		clear(ix.pending)
-		ix.pendingN, ix.gen, ix.pos = 0, nil, 0
+		ix.pendingN, ix.gen, ix.pos, ix.lastSession = 0, nil, 0, 0
 		ix.foreignChecked = tx.foreignSeen
 		return nil
 	}
@@ -367,6 +371,9 @@ func (ix *eventIndexer) applyIndex(staged []indexRow, n int, byCommit bool, gone
 		ix.lastIndexed = time.Now()
 	}
 	if ix.pos == len(ix.gen) {
+		if len(ix.gen) > 0 {
+			ix.doneMax = ix.genMax
+		}
 		ix.gen, ix.pos = ix.gen[:0], 0
 	}
 	if len(staged) > 0 && ix.pending == nil {
@@ -375,6 +382,9 @@ func (ix *eventIndexer) applyIndex(staged []indexRow, n int, byCommit bool, gone
 	for _, r := range staged {
 		r.eventID = ix.intern(r.eventID)
 		ix.pending[r.user] = append(ix.pending[r.user], r.tailEvent)
+		if r.user.session() {
+			ix.lastSession = max(ix.lastSession, r.id)
+		}
 	}
 	ix.pendingN += len(staged)
 	if gone != nil {
@@ -409,6 +419,15 @@ func (ix *eventIndexer) forget(gone func(indexRow) bool) {
 	}
 	ix.gen = slices.DeleteFunc(ix.gen[ix.pos:], gone)
 	ix.pos = 0
+}
+
+// holdsSessions reports whether the memory may hold events of sessions:
+// events are staged in id order, and a completed generation took every
+// event up to its largest id.
+func (ix *eventIndexer) holdsSessions() bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.lastSession > ix.doneMax
 }
 
 // unindexed reports whether committed events may wait for the index:

@@ -275,16 +275,21 @@ func TestEventIndexDeletes(t *testing.T) {
 	db, app, clock := mustOpenApp(t, eventsT0)
 	stopIdleDrain(t, db)
 	mustLogUserEvents(t, db, app, "old", map[string]int{"u-1": 5, "u-2": 5})
+	mustLogSessionEvents(t, db, app, "old", map[string]int{"s-1": 4})
 	clock.Add(48 * time.Hour)
 	mustLogUserEvents(t, db, app, "new", map[string]int{"u-1": 2})
+	mustLogSessionEvents(t, db, app, "new", map[string]int{"s-1": 1})
 	if err := db.indexAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := db.DeleteEventsBefore(ctx, clock.Now().Add(-24*time.Hour)); err != nil || n != 10 {
-		t.Fatalf("retention deleted %d, %v; want 10", n, err)
+	if n, err := db.DeleteEventsBefore(ctx, clock.Now().Add(-24*time.Hour)); err != nil || n != 14 {
+		t.Fatalf("retention deleted %d, %v; want 14", n, err)
 	}
 	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, app); n != 2 {
 		t.Fatalf("%d index rows after retention, want the 2 kept events'", n)
+	}
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, -app); n != 1 {
+		t.Fatalf("%d index rows of sessions after retention, want the kept event's", n)
 	}
 
 	// Events in memory when their app goes are forgotten with it.
@@ -292,7 +297,7 @@ func TestEventIndexDeletes(t *testing.T) {
 	if _, err := db.DeleteApp(ctx, app, true); err != nil {
 		t.Fatal(err)
 	}
-	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id = ?`, app); n != 0 {
+	if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users LEFT JOIN json_each(run) WHERE app_id IN (?, ?)`, app, -app); n != 0 {
 		t.Fatalf("%d index rows of a deleted app", n)
 	}
 	db.ix.mu.Lock()

@@ -1280,6 +1280,10 @@ SELECT user_id, event_id, ts FROM events NOT INDEXED WHERE id > ? AND app_id = ?
 -- loadEventTail#1 [2/2] (sqlite_engine.go)
 SELECT user_id, event_id, ts FROM events NOT INDEXED WHERE id > ? AND app_id = ? AND user_id IS NOT NULL AND ts >= ?;
 
+-- sqliteEngine.unindexedLinked#1 (sqlite_engine.go)
+SELECT u.key, l.session_id FROM json_each(?) AS u CROSS JOIN session_links AS l
+		WHERE l.app_id = ? AND l.user_id = u.value;
+
 -- sqliteEngine.purgeApp#1 (sqlite_engine.go)
 DELETE FROM event_users WHERE app_id IN (?, -?);
 
