@@ -123,6 +123,23 @@ func BenchmarkBatchEvents(b *testing.B) {
 	})
 }
 
+// BenchmarkBatchSessionEvents: BenchmarkBatchEvents for 2,000 visitors
+// known only by a sessionId (make load's identities_events): on SQLite
+// such events are indexed by session in event_users' sorted runs.
+func BenchmarkBatchSessionEvents(b *testing.B) {
+	benchCases(b, func(b *testing.B, procs int, gather bool) {
+		db, app := eventsBenchDB(b)
+		db.batch.noGather = !gather
+		ctx := context.Background()
+		meta := []byte(`{"amount":12}`)
+		benchBatch(b, db, procs, "µs/event", func(i int64) error {
+			in := EventInput{EventID: "view", SessionID: fmt.Sprint("s-", i%2000), Metadata: meta}
+			_, err := db.LogEvent(ctx, app, &in)
+			return err
+		})
+	})
+}
+
 // BenchmarkBatchMetricEvents: the events of make load's metrics workload.
 // A campaign measures five metrics (two counts, a capped sum, a windowed
 // conversion, a capped sum to decrease) over 2,000 assigned users, and
