@@ -86,13 +86,14 @@ type DB struct {
 	erasuresDue atomic.Bool
 	// runningReads counts the campaign reads of stillRunning, for tests.
 	runningReads atomic.Int64
-	// covariateReads counts the covariate queries, for tests.
-	covariateReads atomic.Int64
-	audiences      *audienceCache
-	batch          *batcher
-	ix             eventIndexer
-	ckpt           *sqlite.Checkpoints
-	closed         atomic.Bool
+	// covariateReads counts the covariate queries, and linkReads the
+	// reads of links for the linked sessions' unindexed events, for tests.
+	covariateReads, linkReads atomic.Int64
+	audiences                 *audienceCache
+	batch                     *batcher
+	ix                        eventIndexer
+	ckpt                      *sqlite.Checkpoints
+	closed                    atomic.Bool
 	// lockWait bounds begin's wait for the write lock (writeLockWait;
 	// shorter in tests), and lockWaits counts its retries.
 	lockWait  time.Duration

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +211,71 @@ func TestNewPairOneCommit(t *testing.T) {
 	}
 	if n := countRows(t, db, `SELECT sum(impressions) FROM campaign_variants WHERE campaign_id = ?`, c.ID); n != 3 {
 		t.Fatalf("%d impressions, want 3", n)
+	}
+}
+
+// TestNewUsersReadLinksOncePerCommit: the new users of one commit whose
+// covariates are counted (CUPED) read their links, for their linked
+// sessions' events still in the indexer's memory, in one query, and in
+// none while no session's event waits there; the user the event counts
+// for is the one linked, wherever it stands in the commit.
+func TestNewUsersReadLinksOncePerCommit(t *testing.T) {
+	ctx := context.Background()
+	db, app, clock := mustOpenApp(t, eventsT0)
+	sqlite := db.pgEngine() == nil
+	if sqlite {
+		stopIdleDrain(t, db)
+		generationDue(db, false)
+	}
+	c := mustCreateCampaign(t, db, app, "buy", []testArm{{alloc: 50, control: true}, {alloc: 50}})
+	lc, err := db.liveCampaign(ctx, app, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	assignAll := func(prefix string) int64 {
+		t.Helper()
+		clock.Add(time.Minute)
+		reads := db.linkReads.Load()
+		outs := make([]assignOutcome, 5)
+		err := db.withTx(ctx, func(tx *Tx) error {
+			for i := range outs {
+				u := fmt.Sprintf("%s-%d", prefix, i)
+				if err := tx.assign(lc, &VariantRequest{UserID: u}, 'u', u, &outs[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db.linkReads.Load() - reads
+	}
+	if n := assignAll("a"); n != 0 {
+		t.Errorf("%d link reads with no session's event waiting, want 0", n)
+	}
+	// A visitor buys, then signs in as b-3, and b-3 is assigned with four
+	// others while the purchase still waits to be indexed by session.
+	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "buy", SessionID: "visit"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.IdentifySession(ctx, app, "b-3", "visit", nil); err != nil {
+		t.Fatal(err)
+	}
+	want := int64(0)
+	if sqlite {
+		if n := mustScalar(t, db, `SELECT COUNT(*) FROM event_users WHERE app_id = ?`, -app); n != 0 {
+			t.Fatalf("%d rows of the session's events indexed, want the event still in memory", n)
+		}
+		want = 1
+	}
+	if n := assignAll("b"); n != want {
+		t.Errorf("%d link reads for a commit of 5 users while a session's event waits, want %d", n, want)
+	}
+	for i := range 5 {
+		want := map[bool]int64{false: 0, true: 1}[i == 3]
+		if got := mustScalar(t, db, `SELECT covariate FROM assignments WHERE campaign_id = ? AND user_key = ?`, c.ID, storedKey('u', fmt.Sprintf("b-%d", i))); got != want {
+			t.Errorf("b-%d: covariate %d, want %d", i, got, want)
+		}
 	}
 }

@@ -200,6 +200,7 @@ func (e sqliteEngine) unindexedLinked(tx *Tx, appID int64, users string, fn func
 	if !e.db.ix.holdsSessions() {
 		return nil
 	}
+	e.db.linkReads.Add(1)
 	rows, err := tx.query(`SELECT u.key, l.session_id FROM json_each(?) AS u CROSS JOIN session_links AS l
 		WHERE l.app_id = ? AND l.user_id = u.value`, users, appID)
 	if err != nil {
