@@ -110,30 +110,27 @@ func BenchmarkBatchNewUsers(b *testing.B) {
 // of 2,000 users (event row, user sighting); conversions are left out, as
 // a user converts once and is then answered from memory.
 func BenchmarkBatchEvents(b *testing.B) {
-	benchCases(b, func(b *testing.B, procs int, gather bool) {
-		db, app := eventsBenchDB(b)
-		db.batch.noGather = !gather
-		ctx := context.Background()
-		meta := []byte(`{"amount":12}`)
-		benchBatch(b, db, procs, "µs/event", func(i int64) error {
-			in := EventInput{EventID: "view", UserID: fmt.Sprint("u-", i%2000), Metadata: meta}
-			_, err := db.LogEvent(ctx, app, &in)
-			return err
-		})
-	})
+	benchEvents(b, func(i int64) EventInput { return EventInput{UserID: fmt.Sprint("u-", i%2000)} })
 }
 
 // BenchmarkBatchSessionEvents: BenchmarkBatchEvents for 2,000 visitors
 // known only by a sessionId (make load's identities_events): on SQLite
 // such events are indexed by session in event_users' sorted runs.
 func BenchmarkBatchSessionEvents(b *testing.B) {
+	benchEvents(b, func(i int64) EventInput { return EventInput{SessionID: fmt.Sprint("s-", i%2000)} })
+}
+
+// benchEvents logs a view with metadata for each operation, by the key
+// that by gives it.
+func benchEvents(b *testing.B, by func(i int64) EventInput) {
 	benchCases(b, func(b *testing.B, procs int, gather bool) {
 		db, app := eventsBenchDB(b)
 		db.batch.noGather = !gather
 		ctx := context.Background()
 		meta := []byte(`{"amount":12}`)
 		benchBatch(b, db, procs, "µs/event", func(i int64) error {
-			in := EventInput{EventID: "view", SessionID: fmt.Sprint("s-", i%2000), Metadata: meta}
+			in := by(i)
+			in.EventID, in.Metadata = "view", meta
 			_, err := db.LogEvent(ctx, app, &in)
 			return err
 		})
