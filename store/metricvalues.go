@@ -101,22 +101,26 @@ func (tx *Tx) flushMetrics() error {
 	if err != nil {
 		return err
 	}
-	moves := map[metricValueRef]*metricMove{}
+	// Values by key, not pointers: a commit of sixty events moves about
+	// as many values, each one more object for the collector.
+	moves := make(map[metricValueRef]metricMove, len(tx.metrics))
 	type sessionRef struct {
 		campaign      int64
 		user, session string
 	}
-	bySession := map[sessionRef]*metricFound{}
+	var bySession map[sessionRef]*metricFound
 	for i := range tx.metrics {
 		p := &tx.metrics[i]
 		var f *metricFound
 		if p.user != "" {
-			ref := assignRef{p.t.lc.id, storedKey('u', p.user)}
-			if a, ok := byUser[ref]; ok && a.at <= p.now && !tx.wroteAfter(ref, p.queued) {
+			if a, ok := byUser[userKey{p.t.lc.id, 'u', p.user}]; ok && a.at <= p.now && !tx.wroteAfterKey(p.t.lc.id, 'u', p.user, p.queued) {
 				f = &a
 			}
 		}
 		if f == nil && p.session != "" {
+			if bySession == nil {
+				bySession = map[sessionRef]*metricFound{}
+			}
 			sr := sessionRef{p.t.lc.id, p.user, p.session}
 			a, ok := bySession[sr]
 			if !ok {
@@ -140,15 +144,16 @@ func (tx *Tx) flushMetrics() error {
 			continue
 		}
 		ref := metricValueRef{p.t.lc.id, p.t.m.id, f.key}
-		if mv := moves[ref]; mv != nil {
+		if mv, ok := moves[ref]; ok {
 			mv.delta += p.delta
+			moves[ref] = mv
 		} else {
-			moves[ref] = &metricMove{ref: ref, m: p.t.m, variant: f.variant, delta: p.delta}
+			moves[ref] = metricMove{ref: ref, m: p.t.m, variant: f.variant, delta: p.delta}
 		}
 	}
 	tx.metrics = emptied(tx.metrics)
 	for _, mv := range moves {
-		tx.journal = appendMoveEntry(tx.journal, mv)
+		tx.journal = appendMoveEntry(tx.journal, &mv)
 	}
 	return nil
 }
@@ -262,24 +267,31 @@ func (tx *Tx) wroteAfter(ref assignRef, queued int) bool {
 	return ok && seq >= queued
 }
 
+// wroteAfterKey is wroteAfter for a campaign and a user's key, whose
+// stored form it builds only when the transaction wrote assignments.
+func (tx *Tx) wroteAfterKey(campaign int64, kind byte, user string, queued int) bool {
+	return len(tx.wrote) > 0 && tx.wroteAfter(assignRef{campaign, storedKey(kind, user)}, queued)
+}
+
 // metricUsers finds the assignments of the queued metric events'
-// userIds: in memory, where an assignment is known with its time (it
-// never changes once stored), else in one query per campaign, whose
-// answers memory then keeps.
-func (tx *Tx) metricUsers() (map[assignRef]metricFound, error) {
-	found := map[assignRef]metricFound{}
+// userIds, by campaign and userId: in memory, where an assignment is
+// known with its time (it never changes once stored), else in one query
+// per campaign, whose answers memory then keeps. A user's stored key is
+// built once per commit, for the moves that name it.
+func (tx *Tx) metricUsers() (map[userKey]metricFound, error) {
+	found := make(map[userKey]metricFound, len(tx.metrics))
 	var campaigns []int64
 	for i := range tx.metrics {
 		p := &tx.metrics[i]
 		if p.user == "" {
 			continue
 		}
-		ref := assignRef{p.t.lc.id, storedKey('u', p.user)}
-		if _, ok := found[ref]; ok {
+		k := userKey{p.t.lc.id, 'u', p.user}
+		if _, ok := found[k]; ok {
 			continue
 		}
-		if vid, at, ok := tx.db.assigned.getAt(userKey{p.t.lc.id, 'u', p.user}); ok && at != 0 {
-			found[ref] = metricFound{key: ref.key, variant: vid, at: at}
+		if vid, at, ok := tx.db.assigned.getAt(k); ok && at != 0 {
+			found[k] = metricFound{key: storedKey('u', p.user), variant: vid, at: at}
 		} else if !slices.Contains(campaigns, p.t.lc.id) {
 			campaigns = append(campaigns, p.t.lc.id)
 		}
@@ -295,7 +307,7 @@ func (tx *Tx) metricUsers() (map[assignRef]metricFound, error) {
 				continue
 			}
 			seen[p.user] = true
-			if _, ok := found[assignRef{c, storedKey('u', p.user)}]; ok {
+			if _, ok := found[userKey{c, 'u', p.user}]; ok {
 				continue
 			}
 			if len(list) > 1 {
@@ -319,10 +331,12 @@ func (tx *Tx) metricUsers() (map[assignRef]metricFound, error) {
 				rows.Close()
 				return nil, err
 			}
-			ref := assignRef{c, f.key}
-			found[ref] = f
-			if _, mine := tx.wrote[ref]; !mine && strings.HasPrefix(f.key, "u:") {
-				k := userKey{c, 'u', f.key[2:]}
+			if !strings.HasPrefix(f.key, "u:") {
+				continue
+			}
+			k := userKey{c, 'u', f.key[2:]}
+			found[k] = f
+			if _, mine := tx.wrote[assignRef{c, f.key}]; !mine {
 				tx.after = append(tx.after, func() { tx.db.assigned.putAt(k, f.variant, f.at, tx.epoch) })
 			}
 		}
