@@ -136,7 +136,7 @@ func (tx *Tx) eraseUser(appID int64, userID string, out *Erasure) error {
 
 	// A session's events that carry a userId are that user's; its own are
 	// those it logged without one.
-	for _, k := range append([]userRef{{appID, userID}}, sessionRefs(appID, sessions)...) {
+	for _, k := range eventOwners(appID, userID, sessions) {
 		n, err := tx.db.eraser.events(tx, k)
 		if err != nil {
 			return err
@@ -178,11 +178,13 @@ func (tx *Tx) eraseUser(appID int64, userID string, out *Erasure) error {
 	return tx.recordErasure(appID, userID, out)
 }
 
-// sessionRefs are the keys of an app's sessions.
-func sessionRefs(appID int64, sessions []string) []userRef {
-	refs := make([]userRef, len(sessions))
-	for i, s := range sessions {
-		refs[i] = sessionRef(appID, s)
+// eventOwners are the keys whose events are the user's: the userId's,
+// then each linked session's (sessionRef).
+func eventOwners(appID int64, userID string, sessions []string) []userRef {
+	refs := make([]userRef, 0, 1+len(sessions))
+	refs = append(refs, userRef{appID, userID})
+	for _, s := range sessions {
+		refs = append(refs, sessionRef(appID, s))
 	}
 	return refs
 }

@@ -169,7 +169,7 @@ func (db *DB) ExportUser(ctx context.Context, appID int64, userID string, out io
 	}
 	if err == nil {
 		err = x.list("events", func(emit func(any) error) error {
-			for _, k := range append([]userRef{{appID, userID}}, sessionRefs(appID, sessions)...) {
+			for _, k := range eventOwners(appID, userID, sessions) {
 				text, args := db.eraser.eventsOf(k)
 				if err := exportEvents(q, emit, text, args...); err != nil {
 					return err

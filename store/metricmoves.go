@@ -314,7 +314,7 @@ func (db *DB) mergeStep(ctx context.Context, upto int64) (bool, error) {
 				return err
 			}
 			var merged bool
-			if err := tx.queryRow(`SELECT EXISTS (SELECT 1 FROM metric_moves WHERE merged)`).Scan(&merged); err != nil {
+			if err := tx.queryRow(mergedWait).Scan(&merged); err != nil {
 				return err
 			} else if merged {
 				return errJournalMoved
@@ -358,7 +358,7 @@ func (db *DB) mergeStep(ctx context.Context, upto int64) (bool, error) {
 			// Read again: another pass took some of the rows, or merged
 			// rows wait, which the caller's next step applies.
 			var merged bool
-			if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM metric_moves WHERE merged)`).Scan(&merged); err != nil || merged {
+			if err := db.read.QueryRowContext(ctx, mergedWait).Scan(&merged); err != nil || merged {
 				return merged, err
 			}
 			continue
@@ -368,6 +368,10 @@ func (db *DB) mergeStep(ctx context.Context, upto int64) (bool, error) {
 		return list != nil, err
 	}
 }
+
+// mergedWait tells whether merged rows wait: a merging step then leaves
+// the commits' rows to the steps after those rows are applied.
+const mergedWait = `SELECT EXISTS (SELECT 1 FROM metric_moves WHERE merged)`
 
 // readJournal reads the commits' rows up to id upto, in id order.
 func readJournal(ctx context.Context, q *sql.DB, upto int64) ([]journalRow, error) {
@@ -443,11 +447,11 @@ var (
 // an earlier pass) is moveSessions'.
 func mergeJournal(journal []journalRow) (map[metricValueRef]*metricMove, []journalEntry, error) {
 	moves := map[metricValueRef]*metricMove{}
-	type sessionRef struct {
+	type rekeyed struct {
 		campaign int64
 		key      string
 	}
-	rekeys := map[sessionRef]string{}
+	rekeys := map[rekeyed]string{}
 	var links []journalEntry
 	n := 0
 	for _, r := range journal {
@@ -459,7 +463,7 @@ func mergeJournal(journal []journalRow) (map[metricValueRef]*metricMove, []journ
 				runtime.Gosched()
 			}
 			if e.kind == entryRekey {
-				rekeys[sessionRef{e.campaign, e.key}] = e.to
+				rekeys[rekeyed{e.campaign, e.key}] = e.to
 				links = append(links, *e)
 				return
 			}
@@ -480,7 +484,7 @@ func mergeJournal(journal []journalRow) (map[metricValueRef]*metricMove, []journ
 	}
 	if len(rekeys) > 0 {
 		for ref, mv := range moves {
-			to, ok := rekeys[sessionRef{ref.campaign, ref.key}]
+			to, ok := rekeys[rekeyed{ref.campaign, ref.key}]
 			if !ok {
 				continue
 			}

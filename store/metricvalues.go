@@ -104,11 +104,11 @@ func (tx *Tx) flushMetrics() error {
 	// Values by key, not pointers: a commit of sixty events moves about
 	// as many values, each one more object for the collector.
 	moves := make(map[metricValueRef]metricMove, len(tx.metrics))
-	type sessionRef struct {
+	type sessionAsk struct {
 		campaign      int64
 		user, session string
 	}
-	var bySession map[sessionRef]*metricFound
+	var bySession map[sessionAsk]*metricFound
 	for i := range tx.metrics {
 		p := &tx.metrics[i]
 		var f *metricFound
@@ -119,9 +119,9 @@ func (tx *Tx) flushMetrics() error {
 		}
 		if f == nil && p.session != "" {
 			if bySession == nil {
-				bySession = map[sessionRef]*metricFound{}
+				bySession = map[sessionAsk]*metricFound{}
 			}
-			sr := sessionRef{p.t.lc.id, p.user, p.session}
+			sr := sessionAsk{p.t.lc.id, p.user, p.session}
 			a, ok := bySession[sr]
 			if !ok {
 				// By sessionId, the person the session belongs to, as a

@@ -145,6 +145,27 @@ type userRef struct {
 	userID string
 }
 
+// sessionRef is the key of the events a visitor logged by sessionId
+// alone: the session under the app's id negated. SQLite's event_users
+// holds them so (migration 24), in the same sorted runs as a user's
+// (sqlite_eventindex.go), where they never meet a user's, since every
+// lookup by user names a real app's id; an erasure or an export names the
+// user's and the sessions' events by these keys on both engines.
+func sessionRef(appID int64, sessionID string) userRef {
+	return userRef{-appID, sessionID}
+}
+
+// session reports whether r names a session (sessionRef).
+func (r userRef) session() bool { return r.appID < 0 }
+
+// app is the id of the app whose user or session r names.
+func (r userRef) app() int64 {
+	if r.session() {
+		return -r.appID
+	}
+	return r.appID
+}
+
 type pendingEvent struct {
 	appID                  int64
 	eventID                string

@@ -173,26 +173,6 @@ func (tx *Tx) stageEvent(k userRef, eventID string, ts, id int64) {
 	tx.staged = append(tx.staged, indexRow{k, tailEvent{eventID, ts, id}})
 }
 
-// sessionRef is the indexer's key of the events a visitor logged by
-// sessionId alone: the session under the app's id negated, as event_users
-// holds them (migration 24). A session's events are then indexed in the
-// same sorted runs as a user's, and never meet a user's, since every
-// lookup by user names a real app's id.
-func sessionRef(appID int64, sessionID string) userRef {
-	return userRef{-appID, sessionID}
-}
-
-// session reports whether r names a session (sessionRef).
-func (r userRef) session() bool { return r.appID < 0 }
-
-// app is the id of the app whose user or session r names.
-func (r userRef) app() int64 {
-	if r.session() {
-		return -r.appID
-	}
-	return r.appID
-}
-
 // chunkSize is how many rows of the generation this transaction indexes,
 // forming a new generation first when one is due; written is how many
 // events the transaction itself added. The caller holds ix.mu.
