@@ -67,7 +67,8 @@
 # Environment: STORE (sqlite or postgres), WORKLOADS (a subset, space separated), ROUNDS (3), DURATION (10s), WARMUP (3s), CONNS (64), USERS
 # (2000 pre-assigned returning users, and as many metrics users and linked
 # pairs), EXPOSURES (50 a request), METRICS (0: that many secondary metrics on
-# events no workload sends), LOG_LEVEL (info: one line per request,
+# events no workload sends), MEASURE_METRICS (1; 0 gives the metrics workload's
+# campaign no metric), LOG_LEVEL (info: one line per request,
 # as in production), BIN (./service), SOAK_USERS and SOAK_EVENTS (1000000).
 set -euo pipefail
 
@@ -245,7 +246,14 @@ setup() {
 		orders=$(metric '{"key":"orders-7d","name":"Ordered within a week","type":"conversion","eventId":"order","windowHours":168}')
 		carts=$(metric '{"key":"carts","name":"Added to cart","type":"count","eventId":"add_to_cart","windowHours":24}')
 		latency=$(metric '{"key":"latency","name":"Page time","type":"sum","eventId":"page_view","property":"ms","direction":"decrease","cap":10000}')
-		METRICS_CAMPAIGN_ID=$(field id "$(api POST "/apps/$APP_ID/campaigns" "{\"name\":\"Metrics\",\"status\":\"active\",\"goalEventId\":\"order\",\"endDate\":\"2099-01-01T00:00:00Z\",\"metrics\":{\"secondary\":[$views,$revenue,$orders],\"guardrails\":[$carts,$latency]},\"variants\":[{\"contentViewId\":$cv1},{\"contentViewId\":$cv2}]}")")
+		# MEASURE_METRICS=0 leaves them off the campaign: the same events,
+		# users and goal, judged on no metric. Set against a run with them,
+		# it shows what the metrics cost beyond the events themselves.
+		local measured=",\"metrics\":{\"secondary\":[$views,$revenue,$orders],\"guardrails\":[$carts,$latency]}"
+		if [[ ${MEASURE_METRICS:-1} == 0 ]]; then
+			measured=""
+		fi
+		METRICS_CAMPAIGN_ID=$(field id "$(api POST "/apps/$APP_ID/campaigns" "{\"name\":\"Metrics\",\"status\":\"active\",\"goalEventId\":\"order\",\"endDate\":\"2099-01-01T00:00:00Z\"$measured,\"variants\":[{\"contentViewId\":$cv1},{\"contentViewId\":$cv2}]}")")
 		preassign "http://$ADDR/v1/apps-external/$APP_ID/campaigns/$METRICS_CAMPAIGN_ID/variant" '"userId":"m-%d"'
 		expect_impressions "$METRICS_CAMPAIGN_ID" "$USERS" "metrics campaign users"
 	fi
