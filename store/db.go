@@ -86,6 +86,9 @@ type DB struct {
 	erasuresDue atomic.Bool
 	// runningReads counts the campaign reads of stillRunning, for tests.
 	runningReads atomic.Int64
+	// journalInserts counts the journal rows flushJournal wrote by a
+	// statement of their own, for tests.
+	journalInserts atomic.Int64
 	// covariateReads counts the covariate queries, and linkReads the
 	// reads of links for the linked sessions' unindexed events, for tests.
 	covariateReads, linkReads atomic.Int64

@@ -38,6 +38,13 @@ const pgEventsInsert = `INSERT INTO events (app_id, event_id, user_id, session_i
 		AS r(app_id, event_id, user_id, session_id, metadata, log_id)
 	RETURNING id`
 
+// pgEventsInsertJournaled is pgEventsInsert with the commit's row of
+// metric_moves (flushJournal) in the same round trip, one fewer for a
+// commit with metric events. That insert takes no lock another transaction
+// may hold (no unique key but an identity's), so where PostgreSQL runs it
+// among the statement's writes does not matter.
+const pgEventsInsertJournaled = `WITH journal AS (INSERT INTO metric_moves (moves) VALUES (?)) ` + pgEventsInsert
+
 // The metric values' moves (Tx.flushMetrics), in the arrays' order, which
 // is the order of their row locks: a conversion goes in once, the others
 // add. Each returns the rows it changed with their values after.
@@ -184,7 +191,14 @@ func (tx *Tx) insertEventsPG() error {
 	c.ints[0], c.strs[0] = apps, names
 	c.texts[0], c.texts[1], c.texts[2], c.texts[3] = users, sessions, metas, logs
 	defer c.reset()
-	rows, err := tx.raw.QueryContext(tx.ctx, pgEventsInsert, ms(tx.now), apps, names, users, sessions, metas, logs)
+	var rows *sql.Rows
+	var err error
+	if len(tx.journal) > 0 {
+		rows, err = tx.raw.QueryContext(tx.ctx, pgEventsInsertJournaled, string(tx.journal), ms(tx.now), apps, names, users, sessions, metas, logs)
+		tx.journal = tx.journal[:0]
+	} else {
+		rows, err = tx.raw.QueryContext(tx.ctx, pgEventsInsert, ms(tx.now), apps, names, users, sessions, metas, logs)
+	}
 	if err != nil {
 		return err
 	}

@@ -1188,6 +1188,13 @@ INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at)
 	FROM unnest(CAST($2 AS BIGINT[]), CAST($3 AS TEXT[]), CAST($4 AS BIGINT[])) AS r(campaign_id, user_key, variant_id) ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING campaign_id, user_key;
 
 -- Tx.insertEventsPG#1 (postgres_rows.go)
+WITH journal AS (INSERT INTO metric_moves (moves) VALUES ($1)) INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts)
+	SELECT r.app_id, r.event_id, r.user_id, r.session_id, r.metadata, r.log_id, CAST($2 AS BIGINT)
+	FROM unnest(CAST($3 AS BIGINT[]), CAST($4 AS TEXT[]), CAST($5 AS TEXT[]), CAST($6 AS TEXT[]), CAST($7 AS TEXT[]), CAST($8 AS TEXT[]))
+		AS r(app_id, event_id, user_id, session_id, metadata, log_id)
+	RETURNING id;
+
+-- Tx.insertEventsPG#2 (postgres_rows.go)
 INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts)
 	SELECT r.app_id, r.event_id, r.user_id, r.session_id, r.metadata, r.log_id, CAST($1 AS BIGINT)
 	FROM unnest(CAST($2 AS BIGINT[]), CAST($3 AS TEXT[]), CAST($4 AS TEXT[]), CAST($5 AS TEXT[]), CAST($6 AS TEXT[]), CAST($7 AS TEXT[]))
