@@ -106,6 +106,37 @@ func BenchmarkBatchNewUsers(b *testing.B) {
 	})
 }
 
+// BenchmarkBatchNewUsersRoundRobin is BenchmarkBatchNewUsers on a round
+// robin campaign that already holds 100,000 assignments: a commit looks up
+// its users' stored answers, and that must not cost the campaign's size.
+func BenchmarkBatchNewUsersRoundRobin(b *testing.B) {
+	benchCases(b, func(b *testing.B, procs int, gather bool) {
+		db, app := eventsBenchDB(b)
+		db.batch.noGather = !gather
+		c := metricCampaign(b, db, app, `{}`)
+		if _, err := db.write.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
+			INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) SELECT ?, 'u:old-' || i, ?, 0 FROM n`, c.ID, c.Variants[0].ID); err != nil {
+			b.Fatal(err)
+		}
+		// As PostgreSQL's autovacuum would soon after: its plans follow
+		// the table's statistics. SQLite runs without (see engine.go).
+		if db.pgEngine() != nil {
+			if _, err := db.write.Exec(`ANALYZE assignments`); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ctx := context.Background()
+		var buf sync.Pool
+		benchBatch(b, db, procs, "µs/user", func(i int64) error {
+			dst, _ := buf.Get().([]byte)
+			req := VariantRequest{UserID: fmt.Sprint("new-", i)}
+			dst, err := db.Variant(ctx, app, c.ID, &req, dst[:0])
+			buf.Put(dst)
+			return err
+		})
+	})
+}
+
 // BenchmarkBatchEvents: each operation logs an event with metadata for one
 // of 2,000 users (event row, user sighting); conversions are left out, as
 // a user converts once and is then answered from memory.

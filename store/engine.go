@@ -162,6 +162,13 @@ type sqlText interface {
 	jsonTexts() string
 	// jsonIDs selects the integers of a JSON array parameter.
 	jsonIDs() string
+	// assignmentsOfKeys reads the assignments of a campaign (the second
+	// parameter) whose keys a JSON array (the first) lists: key, variant
+	// and assigned_at. It searches the primary key once a key, as a
+	// commit's lists are short: a walk of the campaign's assignments, which
+	// both planners would otherwise choose for a small campaign or a list
+	// of unknown length, costs every commit the campaign's size.
+	assignmentsOfKeys() string
 	// payloadHas is the condition that a webhook delivery's payload
 	// (d.payload) holds the bytes of a parameter.
 	payloadHas() string

@@ -317,11 +317,7 @@ func (tx *Tx) metricUsers() (map[userKey]metricFound, error) {
 		}
 		list = append(list, ']')
 		tx.runText = list[:0]
-		// CROSS JOIN makes the list the outer loop on SQLite, whose
-		// planner otherwise walks the campaign's assignments and looks
-		// each up in the list.
-		rows, err := tx.query(`SELECT u.value, a.variant_id, a.assigned_at FROM `+tx.db.eng.jsonTexts()+` CROSS JOIN assignments AS a
-			WHERE a.campaign_id = ? AND a.user_key = u.value`, string(list), c)
+		rows, err := tx.query(tx.db.eng.assignmentsOfKeys(), string(list), c)
 		if err != nil {
 			return nil, err
 		}

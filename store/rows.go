@@ -460,8 +460,7 @@ func (tx *Tx) storedAssignments(campaign int64) (map[string]int64, error) {
 	}
 	list = append(list, ']')
 	tx.runText = list[:0]
-	rows, err := tx.query(`SELECT u.value, a.variant_id FROM `+tx.db.eng.jsonTexts()+` JOIN assignments AS a
-		ON a.campaign_id = ? AND a.user_key = u.value`, string(list), campaign)
+	rows, err := tx.query(tx.db.eng.assignmentsOfKeys(), string(list), campaign)
 	if err != nil {
 		return nil, err
 	}
@@ -469,8 +468,8 @@ func (tx *Tx) storedAssignments(campaign int64) (map[string]int64, error) {
 	var found map[string]int64
 	for rows.Next() {
 		var key string
-		var vid int64
-		if err := rows.Scan(&key, &vid); err != nil {
+		var vid, at int64
+		if err := rows.Scan(&key, &vid, &at); err != nil {
 			return nil, err
 		}
 		if found == nil {

@@ -308,6 +308,14 @@ func (sqliteEngine) jsonTexts() string { return sqliteEventKeys.texts }
 func (sqliteEngine) jsonIDs() string   { return `SELECT value FROM json_each(?)` }
 func (sqliteEngine) instr() string     { return `instr` }
 
+// assignmentsOfKeys: CROSS JOIN keeps the list the outer loop. Without
+// statistics (the service never gathers them) the planner makes the
+// campaign's assignments the outer loop and reads the list for each one.
+func (sqliteEngine) assignmentsOfKeys() string {
+	return `SELECT u.value, a.variant_id, a.assigned_at FROM json_each(?) AS u CROSS JOIN assignments AS a
+		WHERE a.campaign_id = ? AND a.user_key = u.value`
+}
+
 // payloadHas: the bytes of a parameter in a delivery's payload.
 func (sqliteEngine) payloadHas() string { return `instr(d.payload, ?) > 0` }
 

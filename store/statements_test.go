@@ -50,16 +50,17 @@ type statement struct {
 
 // engineFragments evaluates the SQL fragments of sqlText by method name.
 var engineFragments = map[string]func(sqlText) string{
-	"greatest":        sqlText.greatest,
-	"jsonEach":        sqlText.jsonEach,
-	"jsonTexts":       sqlText.jsonTexts,
-	"jsonIDs":         sqlText.jsonIDs,
-	"instr":           sqlText.instr,
-	"payloadHas":      sqlText.payloadHas,
-	"unindexed":       sqlText.unindexed,
-	"eventsByEventTS": sqlText.eventsByEventTS,
-	"forUpdate":       sqlText.forUpdate,
-	"skipLocked":      sqlText.skipLocked,
+	"greatest":          sqlText.greatest,
+	"jsonEach":          sqlText.jsonEach,
+	"jsonTexts":         sqlText.jsonTexts,
+	"jsonIDs":           sqlText.jsonIDs,
+	"assignmentsOfKeys": sqlText.assignmentsOfKeys,
+	"instr":             sqlText.instr,
+	"payloadHas":        sqlText.payloadHas,
+	"unindexed":         sqlText.unindexed,
+	"eventsByEventTS":   sqlText.eventsByEventTS,
+	"forUpdate":         sqlText.forUpdate,
+	"skipLocked":        sqlText.skipLocked,
 }
 
 // testEngines are the engines the registry is spelled for.
