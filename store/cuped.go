@@ -122,7 +122,7 @@ func (tx *Tx) countCovariates(lc *liveCampaign, kind byte, list []pendingAssign,
 	tx.db.covariateReads.Add(1)
 	args := []any{users, lc.appID, lc.goal, since}
 	if kind == 'u' {
-		args = append(args, users, lc.goal, since, lc.appID)
+		args = append(args, args...)
 	}
 	rows, err := tx.query(tx.db.eng.covariateEvents(kind), args...)
 	if err != nil {

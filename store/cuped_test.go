@@ -284,12 +284,30 @@ func TestCovariateQueryPlan(t *testing.T) {
 		}
 		args := []any{`["a","b"]`, 1, "buy", 0}
 		if tc.q == db.eng.covariateEvents('u') {
-			args = append(args, `["a","b"]`, "buy", 0, 1)
+			args = append(args, args...)
 		}
 		got := queryPlan(t, conn, explain+tc.q, args...)
 		if !strings.Contains(got, want) {
 			t.Errorf("%s: plan %q: want %q, a search of the index for each key", tc.name, got, want)
 		}
+	}
+}
+
+// TestCovariateLinksPlan checks that a commit's covariates find its users'
+// linked sessions by a search of the links by user for each key, in an
+// app of 20,000 links: a walk of the app's links costs every commit that
+// counts covariates the app's size.
+func TestCovariateLinksPlan(t *testing.T) {
+	db, app, _ := mustOpenApp(t, eventsT0)
+	conn, explain := planAtScale(t, db, "session_links", `INSERT INTO session_links (app_id, session_id, user_id, linked_at)
+		SELECT ?, 's-' || i, 'u-' || i, 0 FROM n`, app)
+	want := "SCAN u VIRTUAL TABLE INDEX 1:; SEARCH l USING COVERING INDEX session_links_user (app_id=? AND user_id=?)"
+	if db.pgEngine() != nil {
+		want = fmt.Sprintf("Index Cond: ((app_id = '%d'::bigint) AND (user_id = jsonb_array_elements_text_1.value))", app)
+	}
+	list := `["u-1","u-2"]`
+	if got := queryPlan(t, conn, explain+db.eng.covariateEvents('u'), list, app, "buy", 0, list, app, "buy", 0); !strings.Contains(got, want) {
+		t.Errorf("plan %q: want %q", got, want)
 	}
 }
 

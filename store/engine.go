@@ -189,8 +189,7 @@ type sqlText interface {
 	// their events of one id from a time on: the 0-based position of the
 	// key in the array, and the event's ts, id and run (see covariates).
 	// Its parameters: the array, the app, the event id and the time; for
-	// users, then the array, the event id, the time and the app again
-	// (linked sessions' events). kind is 'u' for users and 's' for
+	// users, then the same again (linked sessions' events). kind is 'u' for users and 's' for
 	// sessions.
 	covariateEvents(kind byte) string
 }
@@ -209,6 +208,9 @@ type keysJoin struct {
 	// each joins u to the rows of the table %[1]s (aliased e) that match
 	// the condition %[2]s, in which u.value is the list's key.
 	each string
+	// links joins u to the links (aliased l: l.app_id, l.session_id) of
+	// the user u.value in the app of a parameter.
+	links string
 	// byUser is the table, aliased e, that finds a user's events,
 	// bySession the one that finds the events of a visitor known only by
 	// a sessionId, session the condition on it that takes the events of
@@ -231,11 +233,8 @@ func (k keysJoin) covariates() map[byte]string {
 		// sessions logged without one (see links.go): each event once,
 		// since the second part takes only events without a userId.
 		'u': k.keysEvents(`u.key, e.ts, e.id, `+k.run, k.byUser, `e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ?`) +
-			// CROSS JOIN keeps SQLite's planner from scanning every
-			// link of the app for each key.
-			` UNION ALL SELECT u.key, e.ts, e.id, ` + k.run + ` FROM ` + k.texts + ` CROSS JOIN session_links AS l ` +
-			fmt.Sprintf(k.each, k.bySession, fmt.Sprintf(k.session, `l.app_id`, `l.session_id`)+` AND e.event_id = ? AND e.ts >= ?`) +
-			` WHERE l.app_id = ? AND l.user_id = u.value`,
+			` UNION ALL SELECT u.key, e.ts, e.id, ` + k.run + ` FROM ` + k.texts + ` ` + k.links + ` ` +
+			fmt.Sprintf(k.each, k.bySession, fmt.Sprintf(k.session, `l.app_id`, `l.session_id`)+` AND e.event_id = ? AND e.ts >= ?`),
 		's': k.keysEvents(`u.key, e.ts, e.id, `+k.run, k.bySession, fmt.Sprintf(k.session, `?`, `u.value`)+` AND e.event_id = ? AND e.ts >= ?`),
 	}
 }

@@ -127,8 +127,11 @@ func (*postgresEngine) compileUserEvents(e *compiledAudience, where string) {
 // subquery into a join it may then hash: it runs once per key, as an
 // index seek.
 var postgresEventKeys = keysJoin{
-	texts:     `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
-	each:      `CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM %s WHERE %s OFFSET 0) AS e`,
+	texts: `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
+	each:  `CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM %s WHERE %s OFFSET 0) AS e`,
+	// Fenced like each: taking the list for 100 keys, the planner would
+	// hash all the app's links of up to some tens of thousands.
+	links:     `CROSS JOIN LATERAL (SELECT l.app_id, l.session_id FROM session_links AS l WHERE l.app_id = ? AND l.user_id = u.value OFFSET 0) AS l`,
 	byUser:    `events AS e`,
 	bySession: `events AS e`,
 	session:   `e.app_id = %[1]s AND e.session_id = %[2]s AND e.user_id IS NULL`,

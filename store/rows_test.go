@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -207,30 +208,41 @@ func TestRowStatementsOfADiscardedConnection(t *testing.T) {
 // its users (round robin's stored answers, metric events' variants) by a
 // search of the primary key for each key of its list, never by walking
 // the campaign's assignments: a walk costs every commit the campaign's
-// size. The campaign holds 20,000 assignments; SQLite plans without
-// statistics, as the service runs it, and PostgreSQL with those its
-// autovacuum would have gathered.
+// size.
 func TestAssignmentsOfKeysPlan(t *testing.T) {
 	db, app, _ := mustOpenApp(t, eventsT0)
 	c := metricCampaign(t, db, app, `{}`)
-	if _, err := db.write.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
-		INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) SELECT ?, 'u:' || i, ?, 0 FROM n`, c.ID, c.Variants[0].ID); err != nil {
+	conn, explain := planAtScale(t, db, "assignments", `INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at)
+		SELECT ?, 'u:' || i, ?, 0 FROM n`, c.ID, c.Variants[0].ID)
+	want := "SCAN u VIRTUAL TABLE INDEX 1:; SEARCH a USING PRIMARY KEY (campaign_id=? AND user_key=?)"
+	if db.pgEngine() != nil {
+		want = fmt.Sprintf("Index Cond: ((campaign_id = '%d'::bigint) AND (user_key = jsonb_array_elements_text.value))", c.ID)
+	}
+	if got := queryPlan(t, conn, explain+db.eng.assignmentsOfKeys(), `["u:1","u:2"]`, c.ID); !strings.Contains(got, want) {
+		t.Errorf("plan %q: want %q", got, want)
+	}
+}
+
+// planAtScale fills table with 20,000 rows (fill selects them from n(i),
+// i = 1…20,000) and returns a connection and the EXPLAIN for the plans
+// the service would get: SQLite's without statistics, as the service runs
+// it, and PostgreSQL's with those its autovacuum would soon gather.
+func planAtScale(t *testing.T, db *DB, table, fill string, args ...any) (*sql.Conn, string) {
+	t.Helper()
+	if _, err := db.write.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) `+fill, args...); err != nil {
 		t.Fatal(err)
 	}
-	explain, want := `EXPLAIN QUERY PLAN `, "SCAN u VIRTUAL TABLE INDEX 1:; SEARCH a USING PRIMARY KEY (campaign_id=? AND user_key=?)"
+	explain := `EXPLAIN QUERY PLAN `
 	if db.pgEngine() != nil {
-		if _, err := db.write.Exec(`ANALYZE assignments`); err != nil {
+		if _, err := db.write.Exec(`ANALYZE ` + table); err != nil {
 			t.Fatal(err)
 		}
-		want = fmt.Sprintf("Index Cond: ((campaign_id = '%d'::bigint) AND (user_key = jsonb_array_elements_text.value))", c.ID)
 		explain = `EXPLAIN `
 	}
 	conn, err := db.write.Conn(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	if got := queryPlan(t, conn, explain+db.eng.assignmentsOfKeys(), `["u:1","u:2"]`, c.ID); !strings.Contains(got, want) {
-		t.Errorf("plan %q: want %q", got, want)
-	}
+	t.Cleanup(func() { conn.Close() })
+	return conn, explain
 }

@@ -123,8 +123,11 @@ func (sqliteEngine) compileUserEvents(e *compiledAudience, where string) {
 // memory adds the rest. A row's ts is its run's last, so a row from the
 // time on may hold earlier events, which the caller drops.
 var sqliteEventKeys = keysJoin{
-	texts:     `json_each(?) AS u`,
-	each:      `CROSS JOIN %s ON %s`,
+	texts: `json_each(?) AS u`,
+	each:  `CROSS JOIN %s ON %s`,
+	// CROSS JOIN keeps the planner from walking every link of the app
+	// for each key.
+	links:     `CROSS JOIN session_links AS l ON l.app_id = ? AND l.user_id = u.value`,
 	byUser:    `event_users AS e`,
 	bySession: `event_users AS e`,
 	session:   `e.app_id = -%[1]s AND e.user_id = %[2]s`,

@@ -84,7 +84,7 @@ func TestTablesWithoutStatistics(t *testing.T) {
 	}
 	defer conn.Close()
 	// The users' own events, then their linked sessions' (see covariateEvents).
-	plan := queryPlan(t, conn, `EXPLAIN `+db.eng.covariateEvents('u'), `["u-1","u-2"]`, app, "buy", 0, `["u-1","u-2"]`, "buy", 0, app)
+	plan := queryPlan(t, conn, `EXPLAIN `+db.eng.covariateEvents('u'), `["u-1","u-2"]`, app, "buy", 0, `["u-1","u-2"]`, app, "buy", 0)
 	if !strings.Contains(plan, "events_app_user") {
 		t.Errorf("covariate plan %q: want the index of events by user", plan)
 	}

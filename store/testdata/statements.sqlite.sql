@@ -317,7 +317,7 @@ DELETE FROM content_views WHERE id = ?;
 UPDATE assignments SET covariate = ? WHERE campaign_id = ? AND user_key = ?;
 
 -- Tx.countCovariates#1 [1/2] (cuped.go)
-SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u CROSS JOIN event_users AS e ON e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ? UNION ALL SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u CROSS JOIN session_links AS l CROSS JOIN event_users AS e ON e.app_id = -l.app_id AND e.user_id = l.session_id AND e.event_id = ? AND e.ts >= ? WHERE l.app_id = ? AND l.user_id = u.value;
+SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u CROSS JOIN event_users AS e ON e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ? UNION ALL SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u CROSS JOIN session_links AS l ON l.app_id = ? AND l.user_id = u.value CROSS JOIN event_users AS e ON e.app_id = -l.app_id AND e.user_id = l.session_id AND e.event_id = ? AND e.ts >= ?;
 
 -- Tx.countCovariates#1 [2/2] (cuped.go)
 SELECT u.key, e.ts, e.id, e.run FROM json_each(?) AS u CROSS JOIN event_users AS e ON e.app_id = -? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ?;
