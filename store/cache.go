@@ -380,6 +380,12 @@ func appendInt(b []byte, v int64) []byte { return strconv.AppendInt(b, v, 10) }
 // lookup compares the whole key, so two keys with the same hash are never
 // confused: the later one takes the slot and the earlier is a miss.
 //
+// A shard's memory grows as users come (and stays when it starts over),
+// rather than being set aside up front: the four caches would take 6 MiB
+// from the start, their few users spread thinly over maps sized for
+// tens of thousands, which costs a lookup more misses of the CPU's
+// caches.
+//
 // An erasure empties it (see forgetUsers): each shard is tagged with the
 // epoch it was filled in, and an entry of an older epoch is a miss, so
 // that no process answers an erased user from memory.
@@ -418,7 +424,7 @@ type userKey struct {
 func newUserCache(perShard int, epoch *atomic.Uint64) *userCache {
 	c := &userCache{seed: maphash.MakeSeed(), limit: perShard, epoch: epoch}
 	for i := range c.shards {
-		c.shards[i].slots = make(map[uint64]uint32, perShard)
+		c.shards[i].slots = make(map[uint64]uint32)
 	}
 	return c
 }

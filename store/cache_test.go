@@ -102,6 +102,35 @@ func TestUserCacheBounded(t *testing.T) {
 	}
 }
 
+// TestUserCacheGrowsAsItFills: an empty cache takes next to no memory,
+// whatever its bound; its shards grow as users come.
+func TestUserCacheGrowsAsItFills(t *testing.T) {
+	allocated := func() uint64 {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.TotalAlloc
+	}
+	// The least of three tries: another test's goroutine may allocate
+	// during one of them.
+	empty := uint64(1 << 62)
+	for range 3 {
+		before := allocated()
+		c := newUserCache(1<<10, new(atomic.Uint64))
+		empty = min(empty, allocated()-before)
+		runtime.KeepAlive(c)
+	}
+	before := allocated()
+	c := newUserCache(1<<10, new(atomic.Uint64))
+	for i := range 64 << 10 {
+		c.put(userKey{1, 'u', fmt.Sprint("user-", i)}, int64(i), 0)
+	}
+	full := allocated() - before
+	runtime.KeepAlive(c)
+	if empty > 64<<10 || full < 16*empty {
+		t.Fatalf("an empty cache of 65,536 users allocated %d bytes, a full one %d; want under 64 KiB empty", empty, full)
+	}
+}
+
 // TestUserCacheHoldsNoPointers: a full cache is a handful of heap
 // objects, not one per user, so garbage collections do not mark it.
 func TestUserCacheHoldsNoPointers(t *testing.T) {
