@@ -302,10 +302,11 @@ func (*postgresEngine) jsonIDs() string {
 // of the primary key each. PostgreSQL takes a JSON array for 100 elements,
 // and against a campaign of some tens of thousands of assignments it
 // would hash them all rather than search 100 times.
-func (*postgresEngine) assignmentsOfKeys() string {
-	return `SELECT u.value, a.variant_id, a.assigned_at FROM ` + postgresEventKeys.texts + `
+func (*postgresEngine) assignmentsOfKeys() string { return pgAssignmentsOfKeys }
+
+var pgAssignmentsOfKeys = `SELECT u.value, a.variant_id, a.assigned_at FROM ` + postgresEventKeys.texts + `
 		CROSS JOIN LATERAL (SELECT variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND user_key = u.value OFFSET 0) AS a`
-}
+
 func (*postgresEngine) instr() string { return `strpos` }
 
 // payloadHas: the bytes of a parameter in a delivery's payload.
