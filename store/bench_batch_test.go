@@ -94,15 +94,20 @@ func BenchmarkBatchNewUsers(b *testing.B) {
 		db, app := eventsBenchDB(b)
 		db.batch.noGather = !gather
 		c := mustCreateCampaign(b, db, app, "signup", []testArm{{alloc: 50, control: true}, {alloc: 50}})
-		ctx := context.Background()
-		var buf sync.Pool
-		benchBatch(b, db, procs, "µs/user", func(i int64) error {
-			dst, _ := buf.Get().([]byte)
-			req := VariantRequest{UserID: fmt.Sprint("new-", i)}
-			dst, err := db.Variant(ctx, app, c.ID, &req, dst[:0])
-			buf.Put(dst)
-			return err
-		})
+		benchNewUsers(b, db, app, c.ID, procs)
+	})
+}
+
+// benchNewUsers measures new users' first variant requests in a campaign.
+func benchNewUsers(b *testing.B, db *DB, app, campaign int64, procs int) {
+	ctx := context.Background()
+	var buf sync.Pool
+	benchBatch(b, db, procs, "µs/user", func(i int64) error {
+		dst, _ := buf.Get().([]byte)
+		req := VariantRequest{UserID: fmt.Sprint("new-", i)}
+		dst, err := db.Variant(ctx, app, campaign, &req, dst[:0])
+		buf.Put(dst)
+		return err
 	})
 }
 
@@ -125,15 +130,7 @@ func BenchmarkBatchNewUsersRoundRobin(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		ctx := context.Background()
-		var buf sync.Pool
-		benchBatch(b, db, procs, "µs/user", func(i int64) error {
-			dst, _ := buf.Get().([]byte)
-			req := VariantRequest{UserID: fmt.Sprint("new-", i)}
-			dst, err := db.Variant(ctx, app, c.ID, &req, dst[:0])
-			buf.Put(dst)
-			return err
-		})
+		benchNewUsers(b, db, app, c.ID, procs)
 	})
 }
 
