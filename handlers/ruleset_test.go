@@ -414,10 +414,12 @@ func TestRulesetStream(t *testing.T) {
 
 // TestGrowthBookPayload checks the payload's rule field by field, the
 // exact hash ranges, the campaigns left to the server, the ETag, and that
-// dateUpdated moves with a change. GrowthBook's own SDK is run against it
-// in sdk/js/test/growthbook.test.js.
+// dateUpdated moves with a change, even one in the same millisecond as the
+// last: the clock stands still. GrowthBook's own SDK is run against it in
+// sdk/js/test/growthbook.test.js.
 func TestGrowthBookPayload(t *testing.T) {
 	e := newEnv(t)
+	campaignUseClock(e, time.Now())
 	blocks := campaignBlocks(e, 3)
 	de := audienceCreate(e, "de", `{"rules":[{"field":"country","operator":"equals","value":"DE"}]}`)
 	dotted := audienceCreate(e, "dotted", `{"rules":[{"field":"a.b","operator":"exists"}]}`)
@@ -503,5 +505,12 @@ func TestGrowthBookPayload(t *testing.T) {
 	}
 	if _, ok := p.Features["thirds"]; ok || p.DateUpdated == before || rec.Header().Get("ETag") == tag {
 		t.Errorf("after a pause: thirds %v, dateUpdated %s (was %s), ETag %s (was %s)", ok, p.DateUpdated, before, rec.Header().Get("ETag"), tag)
+	}
+	// Both in the clock's millisecond, to the microsecond.
+	for _, d := range []string{before, p.DateUpdated} {
+		at, err := time.Parse(time.RFC3339Nano, d)
+		if want := e.DB.Now(); err != nil || len(d) != len("2006-01-02T15:04:05.000000Z") || at.Truncate(time.Millisecond) != want {
+			t.Errorf("dateUpdated %s: want the microsecond of a change at %s", d, want.Format(time.RFC3339Nano))
+		}
 	}
 }

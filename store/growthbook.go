@@ -2,12 +2,12 @@ package store
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"math"
 	"strconv"
-
-	"service/jsonjs"
+	"time"
 )
 
 // Payload is an encoded answer with its ETag.
@@ -69,12 +69,27 @@ func (rs *Ruleset) GrowthBook() *Payload {
 		}
 		b = append(b, fj...)
 		b = append(b, `,"dateUpdated":`...)
-		b = jsonjs.AppendQuotedTime(b, fromMS(rs.updated))
+		b = appendDateUpdated(b, rs.updated, fj)
 		b = append(b, '}')
 		sum := sha256.Sum256(b)
 		rs.gb = &Payload{ETag: `"` + hex.EncodeToString(sum[:12]) + `"`, Body: b}
 	})
 	return rs.gb
+}
+
+// appendDateUpdated appends the payload's dateUpdated: the latest change
+// (updated, ms), to the microsecond. GrowthBook's SDKs take dateUpdated
+// for the payload's version, and keep the payload they hold when a new one
+// has the same: two changes within one millisecond would name two payloads
+// alike, so the microseconds come from the features (a hash, the same on
+// every replica). Two payloads of one millisecond are then named alike one
+// time in 1,000, and six digits of fraction are as many as every SDK's
+// date parser reads.
+func appendDateUpdated(b []byte, updated int64, features []byte) []byte {
+	sum := sha256.Sum256(features)
+	us := int64(binary.BigEndian.Uint64(sum[:8]) % 1000)
+	t := time.UnixMicro(updated*1000 + us).UTC()
+	return t.AppendFormat(b, `"2006-01-02T15:04:05.000000Z"`)
 }
 
 func growthBookRule(c *RulesetCampaign) (gbRule, bool) {
