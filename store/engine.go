@@ -164,10 +164,7 @@ type sqlText interface {
 	jsonIDs() string
 	// assignmentsOfKeys reads the assignments of a campaign (the second
 	// parameter) whose keys a JSON array (the first) lists: key, variant
-	// and assigned_at. It searches the primary key once a key, as a
-	// commit's lists are short: a walk of the campaign's assignments, which
-	// both planners would otherwise choose for a small campaign or a list
-	// of unknown length, costs every commit the campaign's size.
+	// and assigned_at, a search of the primary key once a key (keysJoin).
 	assignmentsOfKeys() string
 	// payloadHas is the condition that a webhook delivery's payload
 	// (d.payload) holds the bytes of a parameter.
@@ -189,28 +186,29 @@ type sqlText interface {
 	// their events of one id from a time on: the 0-based position of the
 	// key in the array, and the event's ts, id and run (see covariates).
 	// Its parameters: the array, the app, the event id and the time; for
-	// users, then the same again (linked sessions' events). kind is 'u' for users and 's' for
-	// sessions.
+	// users, then the same again (linked sessions' events). kind is 'u'
+	// for users and 's' for sessions.
 	covariateEvents(kind byte) string
 }
 
 // keysJoin is how an engine joins the keys of a JSON array parameter to
-// their events, one index seek per key, with the list as the outer loop.
-// Left to themselves, the planners would walk every event of the app and
-// look each up in the list (SQLite, knowing nothing of the list's length),
-// or hash them all (PostgreSQL, when its statistics lag behind a table
-// that just grew), which made a pass over an app's users quadratic in its
-// size and a group commit's covariates read every goal event of the app.
+// the rows they name (events, links, assignments), one index seek per key,
+// with the list as the outer loop. Left to themselves, the planners would
+// walk every row of the app or campaign and look each up in the list
+// (SQLite, knowing nothing of the list's length), or hash them all
+// (PostgreSQL, which takes the list for 100 keys, when the table holds up
+// to some tens of thousands of rows or its statistics lag behind it). That
+// made a pass over an app's users quadratic in its size, and a group
+// commit's covariates, round-robin answers and metric variants cost the
+// app's or campaign's size.
 type keysJoin struct {
 	// texts is the table u of the strings of the array: u.value, at the
 	// 0-based position u.key (sqlText.jsonTexts).
 	texts string
-	// each joins u to the rows of the table %[1]s (aliased e) that match
-	// the condition %[2]s, in which u.value is the list's key.
+	// each joins u to the rows of the table %[1]s that match the
+	// condition %[2]s, in which u.value is the list's key, as the alias
+	// %[4]s whose columns %[3]s the query reads (see join).
 	each string
-	// links joins u to the links (aliased l: l.app_id, l.session_id) of
-	// the user u.value in the app of a parameter.
-	links string
 	// byUser is the table, aliased e, that finds a user's events,
 	// bySession the one that finds the events of a visitor known only by
 	// a sessionId, session the condition on it that takes the events of
@@ -219,10 +217,26 @@ type keysJoin struct {
 	byUser, bySession, session, run string
 }
 
-// keysEvents selects cols from the rows of table that match cond for each
-// key of the list.
+// join joins u to the rows of table (which names its alias) that match
+// cond for each key of the list; cols are the columns the query reads of
+// them, as alias.column.
+func (k keysJoin) join(table, alias, cols, cond string) string {
+	return fmt.Sprintf(k.each, table, cond, cols, alias)
+}
+
+// keysEvents selects cols from the rows of table, aliased e, that match
+// cond for each key of the list.
 func (k keysJoin) keysEvents(cols, table, cond string) string {
-	return `SELECT ` + cols + ` FROM ` + k.texts + ` ` + fmt.Sprintf(k.each, table, cond)
+	return `SELECT ` + cols + ` FROM ` + k.texts + ` ` + k.join(table, `e`, eventCols, cond)
+}
+
+// eventCols are the columns of an event that the queries by key read.
+const eventCols = `e.event_id, e.ts, e.id`
+
+// assignmentsOfKeys builds sqlText.assignmentsOfKeys.
+func (k keysJoin) assignmentsOfKeys() string {
+	return `SELECT u.value, a.variant_id, a.assigned_at FROM ` + k.texts + ` ` +
+		k.join(`assignments AS a`, `a`, `a.variant_id, a.assigned_at`, `a.campaign_id = ? AND a.user_key = u.value`)
 }
 
 // covariates builds the covariate queries (sqlText.covariateEvents), for
@@ -233,8 +247,9 @@ func (k keysJoin) covariates() map[byte]string {
 		// sessions logged without one (see links.go): each event once,
 		// since the second part takes only events without a userId.
 		'u': k.keysEvents(`u.key, e.ts, e.id, `+k.run, k.byUser, `e.app_id = ? AND e.user_id = u.value AND e.event_id = ? AND e.ts >= ?`) +
-			` UNION ALL SELECT u.key, e.ts, e.id, ` + k.run + ` FROM ` + k.texts + ` ` + k.links + ` ` +
-			fmt.Sprintf(k.each, k.bySession, fmt.Sprintf(k.session, `l.app_id`, `l.session_id`)+` AND e.event_id = ? AND e.ts >= ?`),
+			` UNION ALL SELECT u.key, e.ts, e.id, ` + k.run + ` FROM ` + k.texts + ` ` +
+			k.join(`session_links AS l`, `l`, `l.app_id, l.session_id`, `l.app_id = ? AND l.user_id = u.value`) + ` ` +
+			k.join(k.bySession, `e`, eventCols, fmt.Sprintf(k.session, `l.app_id`, `l.session_id`)+` AND e.event_id = ? AND e.ts >= ?`),
 		's': k.keysEvents(`u.key, e.ts, e.id, `+k.run, k.bySession, fmt.Sprintf(k.session, `?`, `u.value`)+` AND e.event_id = ? AND e.ts >= ?`),
 	}
 }

@@ -127,11 +127,8 @@ func (*postgresEngine) compileUserEvents(e *compiledAudience, where string) {
 // subquery into a join it may then hash: it runs once per key, as an
 // index seek.
 var postgresEventKeys = keysJoin{
-	texts: `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
-	each:  `CROSS JOIN LATERAL (SELECT e.event_id, e.ts, e.id FROM %s WHERE %s OFFSET 0) AS e`,
-	// Fenced like each: taking the list for 100 keys, the planner would
-	// hash all the app's links of up to some tens of thousands.
-	links:     `CROSS JOIN LATERAL (SELECT l.app_id, l.session_id FROM session_links AS l WHERE l.app_id = ? AND l.user_id = u.value OFFSET 0) AS l`,
+	texts:     `(SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST(? AS JSONB)) WITH ORDINALITY) AS u`,
+	each:      `CROSS JOIN LATERAL (SELECT %[3]s FROM %[1]s WHERE %[2]s OFFSET 0) AS %[4]s`,
 	byUser:    `events AS e`,
 	bySession: `events AS e`,
 	session:   `e.app_id = %[1]s AND e.session_id = %[2]s AND e.user_id IS NULL`,
@@ -298,14 +295,9 @@ func (*postgresEngine) jsonIDs() string {
 	return `SELECT CAST(value AS BIGINT) FROM jsonb_array_elements_text(CAST(? AS JSONB))`
 }
 
-// assignmentsOfKeys: the LATERAL subquery runs once an element, a search
-// of the primary key each. PostgreSQL takes a JSON array for 100 elements,
-// and against a campaign of some tens of thousands of assignments it
-// would hash them all rather than search 100 times.
 func (*postgresEngine) assignmentsOfKeys() string { return pgAssignmentsOfKeys }
 
-var pgAssignmentsOfKeys = `SELECT u.value, a.variant_id, a.assigned_at FROM ` + postgresEventKeys.texts + `
-		CROSS JOIN LATERAL (SELECT variant_id, assigned_at FROM assignments WHERE campaign_id = ? AND user_key = u.value OFFSET 0) AS a`
+var pgAssignmentsOfKeys = postgresEventKeys.assignmentsOfKeys()
 
 func (*postgresEngine) instr() string { return `strpos` }
 

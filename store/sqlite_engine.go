@@ -124,10 +124,8 @@ func (sqliteEngine) compileUserEvents(e *compiledAudience, where string) {
 // time on may hold earlier events, which the caller drops.
 var sqliteEventKeys = keysJoin{
 	texts: `json_each(?) AS u`,
-	each:  `CROSS JOIN %s ON %s`,
-	// CROSS JOIN keeps the planner from walking every link of the app
-	// for each key.
-	links:     `CROSS JOIN session_links AS l ON l.app_id = ? AND l.user_id = u.value`,
+	// CROSS JOIN keeps the list the outer loop.
+	each:      `CROSS JOIN %[1]s ON %[2]s`,
 	byUser:    `event_users AS e`,
 	bySession: `event_users AS e`,
 	session:   `e.app_id = -%[1]s AND e.user_id = %[2]s`,
@@ -311,13 +309,9 @@ func (sqliteEngine) jsonTexts() string { return sqliteEventKeys.texts }
 func (sqliteEngine) jsonIDs() string   { return `SELECT value FROM json_each(?)` }
 func (sqliteEngine) instr() string     { return `instr` }
 
-// assignmentsOfKeys: CROSS JOIN keeps the list the outer loop. Without
-// statistics (the service never gathers them) the planner makes the
-// campaign's assignments the outer loop and reads the list for each one.
-func (sqliteEngine) assignmentsOfKeys() string {
-	return `SELECT u.value, a.variant_id, a.assigned_at FROM json_each(?) AS u CROSS JOIN assignments AS a
-		WHERE a.campaign_id = ? AND a.user_key = u.value`
-}
+func (sqliteEngine) assignmentsOfKeys() string { return sqliteAssignmentsOfKeys }
+
+var sqliteAssignmentsOfKeys = sqliteEventKeys.assignmentsOfKeys()
 
 // payloadHas: the bytes of a parameter in a delivery's payload.
 func (sqliteEngine) payloadHas() string { return `instr(d.payload, ?) > 0` }

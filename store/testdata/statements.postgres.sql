@@ -862,8 +862,7 @@ INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq)
 		ON CONFLICT (campaign_id, metric_id, variant_id) DO UPDATE SET sum = metric_sums.sum + excluded.sum, sum_sq = metric_sums.sum_sq + excluded.sum_sq;
 
 -- Tx.metricUsers#1 (metricvalues.go)
-SELECT u.value, a.variant_id, a.assigned_at FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST($1 AS JSONB)) WITH ORDINALITY) AS u
-		CROSS JOIN LATERAL (SELECT variant_id, assigned_at FROM assignments WHERE campaign_id = $2 AND user_key = u.value OFFSET 0) AS a;
+SELECT u.value, a.variant_id, a.assigned_at FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST($1 AS JSONB)) WITH ORDINALITY) AS u CROSS JOIN LATERAL (SELECT a.variant_id, a.assigned_at FROM assignments AS a WHERE a.campaign_id = $2 AND a.user_key = u.value OFFSET 0) AS a;
 
 -- campaignMetricResults#1 (metricvalues.go)
 SELECT m.id, m.key, m.name, m.type, m.direction, cm.role FROM campaign_metrics cm JOIN metrics m ON m.id = cm.metric_id
@@ -1233,8 +1232,7 @@ SELECT rr_next FROM campaigns WHERE id = $1 FOR UPDATE;
 UPDATE campaigns SET rr_next = rr_next + $1 WHERE id = $2;
 
 -- Tx.storedAssignments#1 (rows.go)
-SELECT u.value, a.variant_id, a.assigned_at FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST($1 AS JSONB)) WITH ORDINALITY) AS u
-		CROSS JOIN LATERAL (SELECT variant_id, assigned_at FROM assignments WHERE campaign_id = $2 AND user_key = u.value OFFSET 0) AS a;
+SELECT u.value, a.variant_id, a.assigned_at FROM (SELECT value, ordinality - 1 AS key FROM jsonb_array_elements_text(CAST($1 AS JSONB)) WITH ORDINALITY) AS u CROSS JOIN LATERAL (SELECT a.variant_id, a.assigned_at FROM assignments AS a WHERE a.campaign_id = $2 AND a.user_key = u.value OFFSET 0) AS a;
 
 -- DB.loadRuleset#1 (ruleset.go)
 SELECT c.id, c.key, c.assignment_type, c.namespace_id, c.namespace_start, c.namespace_end,

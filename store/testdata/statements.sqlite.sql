@@ -876,8 +876,7 @@ INSERT INTO metric_sums (campaign_id, metric_id, variant_id, sum, sum_sq)
 		ON CONFLICT (campaign_id, metric_id, variant_id) DO UPDATE SET sum = metric_sums.sum + excluded.sum, sum_sq = metric_sums.sum_sq + excluded.sum_sq;
 
 -- Tx.metricUsers#1 (metricvalues.go)
-SELECT u.value, a.variant_id, a.assigned_at FROM json_each(?) AS u CROSS JOIN assignments AS a
-		WHERE a.campaign_id = ? AND a.user_key = u.value;
+SELECT u.value, a.variant_id, a.assigned_at FROM json_each(?) AS u CROSS JOIN assignments AS a ON a.campaign_id = ? AND a.user_key = u.value;
 
 -- campaignMetricResults#1 (metricvalues.go)
 SELECT m.id, m.key, m.name, m.type, m.direction, cm.role FROM campaign_metrics cm JOIN metrics m ON m.id = cm.metric_id
@@ -1083,8 +1082,7 @@ SELECT rr_next FROM campaigns WHERE id = ?;
 UPDATE campaigns SET rr_next = rr_next + ? WHERE id = ?;
 
 -- Tx.storedAssignments#1 (rows.go)
-SELECT u.value, a.variant_id, a.assigned_at FROM json_each(?) AS u CROSS JOIN assignments AS a
-		WHERE a.campaign_id = ? AND a.user_key = u.value;
+SELECT u.value, a.variant_id, a.assigned_at FROM json_each(?) AS u CROSS JOIN assignments AS a ON a.campaign_id = ? AND a.user_key = u.value;
 
 -- DB.loadRuleset#1 (ruleset.go)
 SELECT c.id, c.key, c.assignment_type, c.namespace_id, c.namespace_start, c.namespace_end,
