@@ -11,8 +11,8 @@ import (
 )
 
 // TestMultiRowStatements checks the multi-row INSERTs the group commit
-// writes with: no statement binds more than maxParams parameters (binding
-// costs the square of them), and chunks cover any number of rows exactly
+// writes with: each takes sixty-four rows a statement, none binds more
+// than maxParams parameters, and chunks cover any number of rows exactly
 // once, in order, with statements of the length they claim.
 func TestMultiRowStatements(t *testing.T) {
 	for _, tc := range []struct {
@@ -21,11 +21,14 @@ func TestMultiRowStatements(t *testing.T) {
 		perRow  int
 		maxRows int
 	}{
-		{"events", eventsInsert, 7, 16},
-		{"users", usersInsert, 4, 32},
-		{"assignments", assignInsert, 4, 32},
-		{"event_users", indexValues, 6, 16},
+		{"events", eventsInsert, 7, 64},
+		{"users", usersInsert, 4, 64},
+		{"assignments", assignInsert, 4, 64},
+		{"assignments returning", assignReturning, 4, 64},
+		{"event_users", indexValues, 6, 64},
 		{"event_users from events", indexFromEvents, 1, 64},
+		{"metric conversions", metricConversionsInsert, 4, 64},
+		{"metric values", metricValuesAdd, 5, 64},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.m.max != tc.maxRows {

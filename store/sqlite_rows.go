@@ -12,11 +12,14 @@ import (
 // multiRow is an INSERT whose VALUES list comes in power-of-two lengths up
 // to max rows, so the writer keeps few distinct statements prepared.
 //
-// The driver binds each of a statement's parameters by searching the
-// argument list from its start (modernc.org/sqlite's conn.bind), so binding
-// costs the square of the parameters: sixty-four events of seven values
-// spent more binding than inserting. So a statement holds at most about
-// maxParams parameters, and a wider row gets fewer rows a statement.
+// Each statement costs its commit a run of the driver and of SQLite's
+// statement machinery, so the fewer a commit needs the better: every row
+// of ours has at most eight values, and sixty-four of them go in one
+// statement. Binding is linear in the parameters since modernc.org/sqlite
+// v1.60.1; before, each parameter searched the argument list from its
+// start, and statements were held to 128 parameters (sixteen events) to
+// bound that square. maxParams still gives a wider row fewer rows a
+// statement.
 type multiRow struct {
 	max   int
 	texts map[int]string
@@ -24,7 +27,7 @@ type multiRow struct {
 
 const (
 	maxRowsPerStmt = 64
-	maxParams      = 128
+	maxParams      = 512
 )
 
 func newMultiRow(prefix, row, suffix string) multiRow {
