@@ -170,6 +170,23 @@ func TestMultiRowFailureWritesNothing(t *testing.T) {
 // context: those statements died with their connection, so neither the
 // next write nor Close may finalize them, and the next write prepares its
 // own on the new connection.
+// TestRowStatementsPreparedAtOpen: an opened store holds every multi-row
+// statement of the group commit prepared on the writer's connection, where
+// the commits run them, so that no commit parses one.
+func TestRowStatementsPreparedAtOpen(t *testing.T) {
+	sqliteOnly(t)
+	db := mustOpenDB(t)
+	db.rows.mu.Lock()
+	defer db.rows.mu.Unlock()
+	for _, m := range multiRows {
+		for n, q := range m.texts {
+			if db.rows.m[q] == nil {
+				t.Errorf("the %d-row statement %.60s… is not prepared", n, q)
+			}
+		}
+	}
+}
+
 func TestRowStatementsOfADiscardedConnection(t *testing.T) {
 	sqliteOnly(t)
 	ctx := context.Background()

@@ -27,14 +27,6 @@ func openSQLite(ctx context.Context, path string, up bool, opts Options) (*DB, e
 	db.lead.log = opts.Log
 	db.wstmts, db.rstmts = newStmtCache(w, true), newStmtCache(r, false)
 	db.wstmts.eng, db.rstmts.eng = db.eng, db.eng
-	// The group commit's multi-row inserts are prepared while the writer is
-	// free: once it is busy, a statement prepared in the background can
-	// wait long for it, and each of these is costly to parse.
-	for _, m := range []multiRow{usersInsert, assignInsert, eventsInsert, metricConversionsInsert, metricValuesAdd} {
-		for _, q := range m.texts {
-			db.wstmts.prepare(q)
-		}
-	}
 	if up {
 		if err := db.Migrate(ctx, 0); err != nil {
 			db.close()
@@ -50,6 +42,7 @@ func openSQLite(ctx context.Context, path string, up bool, opts Options) (*DB, e
 			db.close()
 			return nil, err
 		}
+		db.rows.prepare(ctx, w, multiRows...)
 	}
 	db.batch = newBatcher(db)
 	if db.ckpt, err = sqlite.StartCheckpoints(path, opts.walLimit, opts.CheckpointCommand, opts.Log); err != nil {

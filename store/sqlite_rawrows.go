@@ -89,6 +89,28 @@ func (s *rowStmts) query(ctx context.Context, dc any, q string, args []driver.Na
 	return err
 }
 
+// prepare prepares the statements of ms on the writer's connection, where
+// the group commits run them, while no commit waits: each is costly to
+// parse, and the first commits would otherwise parse them in turn. It is
+// best effort: a statement that fails here is prepared when first run.
+func (s *rowStmts) prepare(ctx context.Context, w *sql.DB, ms ...multiRow) {
+	c, err := w.Conn(ctx)
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	c.Raw(func(dc any) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for _, m := range ms {
+			for _, q := range m.texts {
+				s.stmt(ctx, dc, q)
+			}
+		}
+		return nil
+	})
+}
+
 // stmt is q prepared on dc; s.mu is held.
 func (s *rowStmts) stmt(ctx context.Context, dc any, q string) (driver.Stmt, error) {
 	if s.closed {

@@ -80,6 +80,11 @@ var (
 		` ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value RETURNING campaign_id, metric_id, user_key, value`)
 )
 
+// multiRows are the group commit's multi-row statements, prepared when the
+// store opens.
+var multiRows = []multiRow{usersInsert, assignInsert, assignReturning, eventsInsert,
+	metricConversionsInsert, metricValuesAdd, indexValues, indexFromEvents}
+
 const metricValuesPrefix = `INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value) VALUES `
 
 // moveMetricValuesSQLite is sqliteEngine.moveMetricValues.

@@ -702,11 +702,14 @@ var builtStatements = map[string]func(engine) []string{
 	"Tx.queryRows#1": func(engine) []string {
 		return slices.Concat(multiRowTexts(metricConversionsInsert), multiRowTexts(metricValuesAdd))
 	},
-	"openSQLite#1": func(engine) []string {
-		return slices.Concat(multiRowTexts(usersInsert), multiRowTexts(assignInsert), multiRowTexts(eventsInsert),
-			multiRowTexts(metricConversionsInsert), multiRowTexts(metricValuesAdd))
-	},
 	"Tx.insertAssignments#1": func(engine) []string { return multiRowTexts(assignReturning) },
+	"rowStmts.prepare#1": func(engine) []string {
+		var out []string
+		for _, m := range multiRows {
+			out = append(out, multiRowTexts(m)...)
+		}
+		return out
+	},
 	"DB.scanAudienceUsers#2": func(eng engine) []string {
 		return []string{eng.audienceEvents(2, false), eng.audienceEvents(2, true)}
 	},
