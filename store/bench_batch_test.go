@@ -146,17 +146,8 @@ func BenchmarkBatchNewUsersRoundRobin(b *testing.B) {
 		db, app := eventsBenchDB(b)
 		db.batch.noGather = !gather
 		c := metricCampaign(b, db, app, `{}`)
-		if _, err := db.write.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000)
-			INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at) SELECT ?, 'u:old-' || i, ?, 0 FROM n`, c.ID, c.Variants[0].ID); err != nil {
-			b.Fatal(err)
-		}
-		// As PostgreSQL's autovacuum would soon after: its plans follow
-		// the table's statistics. SQLite runs without (see engine.go).
-		if db.pgEngine() != nil {
-			if _, err := db.write.Exec(`ANALYZE assignments`); err != nil {
-				b.Fatal(err)
-			}
-		}
+		fillAtScale(b, db, 100000, "assignments", `INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at)
+			SELECT ?, 'u:old-' || i, ?, 0 FROM n`, c.ID, c.Variants[0].ID)
 		benchNewUsers(b, db, app, c.ID, procs)
 	})
 }

@@ -110,25 +110,31 @@ func TestUserCacheGrowsAsItFills(t *testing.T) {
 		runtime.ReadMemStats(&m)
 		return m.TotalAlloc
 	}
-	// The least of three tries: another test's goroutine may allocate
-	// during one of them.
-	empty := uint64(1 << 62)
-	for range 3 {
-		before := allocated()
+	empty := leastGrowth(allocated, func() any { return newUserCache(1<<10, new(atomic.Uint64)) })
+	full := leastGrowth(allocated, func() any {
 		c := newUserCache(1<<10, new(atomic.Uint64))
-		empty = min(empty, allocated()-before)
-		runtime.KeepAlive(c)
-	}
-	before := allocated()
-	c := newUserCache(1<<10, new(atomic.Uint64))
-	for i := range 64 << 10 {
-		c.put(userKey{1, 'u', fmt.Sprint("user-", i)}, int64(i), 0)
-	}
-	full := allocated() - before
-	runtime.KeepAlive(c)
+		for i := range 64 << 10 {
+			c.put(userKey{1, 'u', fmt.Sprint("user-", i)}, int64(i), 0)
+		}
+		return c
+	})
 	if empty > 64<<10 || full < 16*empty {
 		t.Fatalf("an empty cache of 65,536 users allocated %d bytes, a full one %d; want under 64 KiB empty", empty, full)
 	}
+}
+
+// leastGrowth is the least that stat grows over three runs of build, whose
+// result is kept alive until stat is read: another test's goroutine may
+// allocate, or hold objects, during one of them.
+func leastGrowth(stat func() uint64, build func() any) int64 {
+	least := int64(1 << 62)
+	for range 3 {
+		before := stat()
+		v := build()
+		least = min(least, int64(stat())-int64(before))
+		runtime.KeepAlive(v)
+	}
+	return least
 }
 
 // TestUserCacheHoldsNoPointers: a full cache is a handful of heap
@@ -140,19 +146,13 @@ func TestUserCacheHoldsNoPointers(t *testing.T) {
 		runtime.ReadMemStats(&m)
 		return m.HeapObjects
 	}
-	// The fewest objects over three tries: an unrelated goroutine left by
-	// another test may hold a few objects during one of them.
-	grown := int64(1 << 62)
-	for range 3 {
-		before := objects()
+	grown := leastGrowth(objects, func() any {
 		c := newUserCache(1<<10, new(atomic.Uint64))
 		for i := range 64 << 10 {
 			c.put(userKey{1, 'u', "user-" + strings.Repeat("x", i%8) + fmt.Sprint(i)}, int64(i), 0)
 		}
-		after := objects()
-		runtime.KeepAlive(c)
-		grown = min(grown, int64(after)-int64(before))
-	}
+		return c
+	})
 	if grown > 5000 {
 		t.Fatalf("a cache of 65,536 users is %d heap objects; want a few per shard", grown)
 	}

@@ -249,14 +249,9 @@ func TestAssignmentsOfKeysPlan(t *testing.T) {
 // it, and PostgreSQL's with those its autovacuum would soon gather.
 func planAtScale(t *testing.T, db *DB, table, fill string, args ...any) (*sql.Conn, string) {
 	t.Helper()
-	if _, err := db.write.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000) `+fill, args...); err != nil {
-		t.Fatal(err)
-	}
+	fillAtScale(t, db, 20000, table, fill, args...)
 	explain := `EXPLAIN QUERY PLAN `
 	if db.pgEngine() != nil {
-		if _, err := db.write.Exec(`ANALYZE ` + table); err != nil {
-			t.Fatal(err)
-		}
 		explain = `EXPLAIN `
 	}
 	conn, err := db.write.Conn(context.Background())
@@ -265,4 +260,20 @@ func planAtScale(t *testing.T, db *DB, table, fill string, args ...any) (*sql.Co
 	}
 	t.Cleanup(func() { conn.Close() })
 	return conn, explain
+}
+
+// fillAtScale fills table with rows rows (fill selects them from n(i),
+// i = 1…rows) and, on PostgreSQL, gathers the statistics its autovacuum
+// would soon after: its plans follow them. SQLite runs without (see
+// engine.go).
+func fillAtScale(tb testing.TB, db *DB, rows int, table, fill string, args ...any) {
+	tb.Helper()
+	if _, err := db.write.Exec(fmt.Sprintf(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < %d) `, rows)+fill, args...); err != nil {
+		tb.Fatal(err)
+	}
+	if db.pgEngine() != nil {
+		if _, err := db.write.Exec(`ANALYZE ` + table); err != nil {
+			tb.Fatal(err)
+		}
+	}
 }
