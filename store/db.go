@@ -313,7 +313,10 @@ type Tx struct {
 	// process on the database to do the same (postgres_listen.go).
 	changed  bool
 	enqueued bool // webhook deliveries were queued: wake the dispatcher
-	after    []func()
+	// countsOwed: the counters' deltas wait in cols to be written with
+	// the COMMIT (PostgreSQL's commit).
+	countsOwed bool
+	after      []func()
 
 	// counts are variant counter increments gathered over a group-commit
 	// batch and written once per variant just before the commit.

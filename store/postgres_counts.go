@@ -1,8 +1,14 @@
 package store
 
+import (
+	"github.com/jackc/pgx/v5"
+
+	"service/store/postgres"
+)
+
 // On PostgreSQL each statement is a round trip, which costs both processes
 // CPU: the per-variant UPDATE and hours upsert of flushCounts were four of
-// a two-variant group commit's ten. flushCountsPG writes them all in one
+// a two-variant group commit's ten. pgFlushCounts writes them all in one
 // statement whatever the number of variants, the deltas passed as arrays.
 //
 // The variants' rows are locked first, in ascending id (LockRows above
@@ -23,19 +29,29 @@ const pgFlushCounts = `WITH d (id, i, c, x, xx, xy) AS (
 	ON CONFLICT (variant_id, hour) DO UPDATE SET impressions = campaign_variant_hours.impressions + excluded.impressions,
 		conversions = campaign_variant_hours.conversions + excluded.conversions`
 
-// flushCountsPG writes the deltas of the variants ids, sorted, and their
-// hour's.
-func (tx *Tx) flushCountsPG(ids []int64) error {
-	c := &tx.cols
-	defer c.reset()
-	cols := &c.ints
+// owePGCounts gathers the deltas of the variants ids, sorted, and their
+// hour's, for commitCountsPG: the counters' statement is the commit's last,
+// and goes with the COMMIT.
+func (tx *Tx) owePGCounts(ids []int64) {
+	cols := &tx.cols.ints
 	for _, id := range ids {
 		d := tx.counts[id]
 		cols[0], cols[1], cols[2] = append(cols[0], id), append(cols[1], d.impressions), append(cols[2], d.conversions)
 		cols[3], cols[4], cols[5] = append(cols[3], d.sumX), append(cols[4], d.sumXX), append(cols[5], d.sumXY)
 	}
-	_, err := tx.raw.ExecContext(tx.ctx, pgFlushCounts, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], ms(tx.now)/msPerHour)
-	return err
+	tx.countsOwed = true
+}
+
+// commitCountsPG writes the counters owePGCounts gathered and commits, in
+// one round trip.
+func (tx *Tx) commitCountsPG() error {
+	c := &tx.cols
+	defer c.reset()
+	tx.countsOwed = false
+	cols := &c.ints
+	return tx.sc.Raw(func(dc any) error {
+		return postgres.ExecCommit(tx.ctx, dc, pgFlushCounts, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], ms(tx.now)/msPerHour)
+	})
 }
 
 // pgConvertUsers converts the assignments of the arrays' (campaign, key)
@@ -78,20 +94,15 @@ func (tx *Tx) convertUsersPG() error {
 	if len(first) == 0 {
 		return nil
 	}
-	rows, err := tx.raw.QueryContext(tx.ctx, pgConvertUsers, campaigns, keys, ats)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return tx.queryPG(pgConvertUsers, []any{campaigns, keys, ats}, func(r pgx.CollectableRow) error {
 		var ref assignRef
 		var vid, x int64
-		if err := rows.Scan(&ref.campaign, &ref.key, &vid, &x); err != nil {
+		if err := r.Scan(&ref.campaign, &ref.key, &vid, &x); err != nil {
 			return err
 		}
 		if j, ok := first[ref]; ok {
 			tx.converted(&tx.convs[j], 0, vid, x)
 		}
-	}
-	return rows.Err()
+		return nil
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
+	"github.com/jackc/pgx/v5"
 
 	"service/migrations"
 	"service/store/postgres"
@@ -46,7 +47,8 @@ func (e *postgresEngine) close() {
 func (e *postgresEngine) begin(ctx context.Context) (*Tx, error) { return e.db.beginPG(ctx) }
 
 // commit first tells the other processes on the database, with the
-// commit, that their caches are stale (postgres_listen.go). Events need
+// commit, that their caches are stale (postgres_listen.go). The counters
+// (flushCounts) go last, with the COMMIT in their round trip. Events need
 // no index of their own: the events table's serve lookups by user.
 func (*postgresEngine) commit(tx *Tx, _ int) error {
 	if tx.changed {
@@ -54,7 +56,24 @@ func (*postgresEngine) commit(tx *Tx, _ int) error {
 			return err
 		}
 	}
+	if tx.countsOwed {
+		if err := tx.commitCountsPG(); err != nil {
+			return err
+		}
+	}
 	return tx.commitConn()
+}
+
+// queryRowFirst: with pgx's own scanning, on the transaction's connection.
+func (*postgresEngine) queryRowFirst(tx *Tx, q string, args []any, dest ...any) error {
+	return tx.sc.Raw(func(dc any) error { return postgres.RawQueryRow(tx.ctx, dc, q, args, dest...) })
+}
+
+// queryPG runs q on the transaction's connection with pgx's own scanning,
+// handing each row to each: a statement that may be a group commit's
+// first, whose round trip then carries the transaction's BEGIN.
+func (tx *Tx) queryPG(q string, args []any, each func(pgx.CollectableRow) error) error {
+	return tx.sc.Raw(func(dc any) error { return postgres.RawQuery(tx.ctx, dc, q, args, each) })
 }
 
 func (*postgresEngine) lostToConcurrent(err error) bool { return postgres.LostToConcurrent(err) }
@@ -108,8 +127,11 @@ func (*postgresEngine) lockMetricMoves(tx *Tx) error {
 }
 
 // flushCounts: one statement for every variant (postgres_counts.go), since
-// each costs a round trip.
-func (*postgresEngine) flushCounts(tx *Tx, ids []int64) error { return tx.flushCountsPG(ids) }
+// each costs a round trip, sent with the COMMIT (commit).
+func (*postgresEngine) flushCounts(tx *Tx, ids []int64) error {
+	tx.owePGCounts(ids)
+	return nil
+}
 
 // userEvents: a user's events are found through the events table's own
 // index; there is no event_users to keep.

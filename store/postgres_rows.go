@@ -1,9 +1,9 @@
 package store
 
 import (
-	"database/sql"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -84,26 +84,19 @@ func (tx *Tx) moveMetricValuesPG(conversion bool, list []*metricMove, moved func
 	}
 	c.ints[0], c.ints[1], c.ints[2], c.strs[0], c.floats = campaigns, metrics, variants, keys, deltas
 	defer c.reset()
-	var rows *sql.Rows
-	var err error
+	q, args := pgMetricValuesAdd, []any{campaigns, metrics, keys, variants, deltas}
 	if conversion {
-		rows, err = tx.raw.QueryContext(tx.ctx, pgMetricConversions, campaigns, metrics, keys, variants)
-	} else {
-		rows, err = tx.raw.QueryContext(tx.ctx, pgMetricValuesAdd, campaigns, metrics, keys, variants, deltas)
+		q, args = pgMetricConversions, args[:4]
 	}
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+	return tx.queryPG(q, args, func(r pgx.CollectableRow) error {
 		var ref metricValueRef
 		var after float64
-		if err := rows.Scan(&ref.campaign, &ref.metric, &ref.key, &after); err != nil {
+		if err := r.Scan(&ref.campaign, &ref.metric, &ref.key, &after); err != nil {
 			return err
 		}
 		moved(ref, after)
-	}
-	return rows.Err()
+		return nil
+	})
 }
 
 // pgColumns back the arrays of one statement at a time (rows here, the
@@ -148,7 +141,7 @@ func (tx *Tx) flushUsersPG() error {
 	c.ints[0], c.strs[0] = apps, ids
 	now := ms(tx.now)
 	var inserted int
-	err := tx.raw.QueryRowContext(tx.ctx, pgUsersInsert, now, now, apps, ids, now).Scan(&inserted)
+	err := tx.db.eng.queryRowFirst(tx, pgUsersInsert, []any{now, now, apps, ids, now}, &inserted)
 	c.reset()
 	if err == nil && inserted == len(tx.userOrder) {
 		if tx.fresh == nil {
@@ -191,29 +184,23 @@ func (tx *Tx) insertEventsPG() error {
 	c.ints[0], c.strs[0] = apps, names
 	c.texts[0], c.texts[1], c.texts[2], c.texts[3] = users, sessions, metas, logs
 	defer c.reset()
-	var rows *sql.Rows
-	var err error
+	var q string
+	var args []any
 	if len(tx.journal) > 0 {
-		rows, err = tx.raw.QueryContext(tx.ctx, pgEventsInsertJournaled, string(tx.journal), ms(tx.now), apps, names, users, sessions, metas, logs)
+		q, args = pgEventsInsertJournaled, []any{string(tx.journal), ms(tx.now), apps, names, users, sessions, metas, logs}
 		tx.journal = tx.journal[:0]
 	} else {
-		rows, err = tx.raw.QueryContext(tx.ctx, pgEventsInsert, ms(tx.now), apps, names, users, sessions, metas, logs)
+		q, args = pgEventsInsert, []any{ms(tx.now), apps, names, users, sessions, metas, logs}
 	}
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
 	j := 0
-	for rows.Next() {
+	err := tx.queryPG(q, args, func(r pgx.CollectableRow) error {
 		if j == len(tx.events) {
 			return fmt.Errorf("store: events insert returned more rows than it was given")
 		}
-		if err := rows.Scan(&tx.events[j].res.ID); err != nil {
-			return err
-		}
 		j++
-	}
-	if err := rows.Err(); err != nil {
+		return r.Scan(&tx.events[j-1].res.ID)
+	})
+	if err != nil {
 		return err
 	}
 	if j != len(tx.events) {

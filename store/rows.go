@@ -111,6 +111,7 @@ func (b *txBufs) reset() {
 	b.metrics = emptied(b.metrics)
 	b.staged = emptied(b.staged)
 	b.args = emptied(b.args)
+	b.cols.reset()
 	b.runs = emptied(b.runs)
 	if cap(b.runText) > 64*maxKeptRows {
 		b.runText = nil

@@ -52,6 +52,10 @@ func (e sqliteEngine) begin(ctx context.Context) (*Tx, error) { return e.db.begi
 // (sqlite_watch.go): nothing to tell them.
 func (sqliteEngine) commit(tx *Tx, written int) error { return tx.commitIndexed(written) }
 
+func (sqliteEngine) queryRowFirst(tx *Tx, q string, args []any, dest ...any) error {
+	return tx.queryRow(q, args...).Scan(dest...)
+}
+
 // lostToConcurrent: no write transaction of another process runs at once.
 func (sqliteEngine) lostToConcurrent(error) bool { return false }
 

@@ -31,10 +31,12 @@ import (
 // sqlMethods are the methods that run SQL, with the position of their SQL
 // argument.
 var sqlMethods = map[string]int{
-	"exec": 0, "query": 0, "queryRow": 0, "insertID": 0,
+	"exec": 0, "query": 0, "queryRow": 0, "insertID": 0, "queryRowFirst": 1,
 	"ExecContext": 1, "QueryContext": 1, "QueryRowContext": 1, "PrepareContext": 1, "Prepare": 0,
 	// pgx's own connections: the context first.
 	"Exec": 1, "Query": 1, "QueryRow": 1,
+	// The store's statements sent with pgx's own (store/postgres/tx.go).
+	"ExecCommit": 2, "RawQuery": 2, "RawQueryRow": 2,
 }
 
 // statement is one registered SQL text.
@@ -695,6 +697,9 @@ var textFuncs = map[string]func(string) string{"pageOrder": pageOrder}
 // representative form of each shape they are built in: what the source
 // alone cannot spell.
 var builtStatements = map[string]func(engine) []string{
+	// Wrappers that run their caller's statement on pgx's connection.
+	"postgres.QueryRow#1":            nil,
+	"postgresEngine.queryRowFirst#1": nil,
 	// The group commit's multi-row statements, in every row count.
 	"Tx.execRows#1": func(engine) []string {
 		return slices.Concat(multiRowTexts(usersInsert), multiRowTexts(assignInsert), multiRowTexts(eventsInsert))

@@ -394,7 +394,7 @@ func (tx *Tx) stillRunning(lc *liveCampaign, now int64) (bool, error) {
 	tx.db.runningReads.Add(1)
 	var status string
 	var start, end sql.NullInt64
-	if err := tx.queryRow(`SELECT status, start_at, end_at FROM campaigns WHERE id = ?`, lc.id).Scan(&status, &start, &end); err != nil {
+	if err := tx.db.eng.queryRowFirst(tx, `SELECT status, start_at, end_at FROM campaigns WHERE id = ?`, []any{lc.id}, &status, &start, &end); err != nil {
 		return false, err
 	}
 	ok := status == CampaignActive && (!start.Valid || now >= start.Int64) && (!end.Valid || now < end.Int64)

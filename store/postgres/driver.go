@@ -41,7 +41,7 @@ func (c rebindConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &rebindConn{dc.(*stdlib.Conn), c.inputError}, nil
+	return &rebindConn{Conn: dc.(*stdlib.Conn), inputError: c.inputError}, nil
 }
 
 // rebindConn is pgx's database/sql connection with ? rewritten; every
@@ -49,19 +49,22 @@ func (c rebindConnector) Connect(ctx context.Context) (driver.Conn, error) {
 type rebindConn struct {
 	*stdlib.Conn
 	inputError func(error) error
+	// tx is the transaction database/sql began, whose BEGIN may still be
+	// owed (tx.go).
+	tx txState
 }
 
 func (c *rebindConn) Prepare(q string) (driver.Stmt, error) {
-	r, err := rebind(q, -1)
-	if err != nil {
-		return nil, err
-	}
-	return c.Conn.Prepare(r)
+	return c.PrepareContext(context.Background(), q)
 }
 
 func (c *rebindConn) PrepareContext(ctx context.Context, q string) (driver.Stmt, error) {
 	r, err := rebind(q, -1)
 	if err != nil {
+		return nil, err
+	}
+	// pgx's statement runs on pgx's connection, past sendBegin.
+	if err := c.sendBegin(ctx); err != nil {
 		return nil, err
 	}
 	return c.Conn.PrepareContext(ctx, r)
@@ -72,6 +75,14 @@ func (c *rebindConn) ExecContext(ctx context.Context, q string, args []driver.Na
 	if err != nil {
 		return nil, err
 	}
+	if c.tx == txPending {
+		vals := make([]any, len(args))
+		for i, a := range args {
+			vals[i] = a.Value
+		}
+		tag, err := c.execFirst(ctx, r, vals)
+		return driver.RowsAffected(tag.RowsAffected()), c.pgInputError(err)
+	}
 	res, err := c.Conn.ExecContext(ctx, r, args)
 	return res, c.pgInputError(err)
 }
@@ -80,6 +91,11 @@ func (c *rebindConn) QueryContext(ctx context.Context, q string, args []driver.N
 	r, err := rebind(q, len(args))
 	if err != nil {
 		return nil, err
+	}
+	// database/sql's rows are built by pgx's stdlib from its own query,
+	// which cannot carry the BEGIN.
+	if err := c.sendBegin(ctx); err != nil {
+		return nil, c.pgInputError(err)
 	}
 	rows, err := c.Conn.QueryContext(ctx, r, args)
 	return rows, c.pgInputError(err)

@@ -1064,7 +1064,16 @@ SELECT t.relname FROM pg_stat_user_tables t
 -- postgres.Analyze#1 (postgres/stats.go)
 ANALYZE "events";
 
--- Tx.flushCountsPG#1 (postgres_counts.go)
+-- postgres.rebindConn.sendBegin#1 (postgres/tx.go)
+begin;
+
+-- postgres.lazyTx.Commit#1 (postgres/tx.go)
+commit;
+
+-- postgres.lazyTx.Rollback#1 (postgres/tx.go)
+rollback;
+
+-- Tx.commitCountsPG#1 (postgres_counts.go)
 WITH d (id, i, c, x, xx, xy) AS (
 		SELECT * FROM unnest(CAST($1 AS BIGINT[]), CAST($2 AS BIGINT[]), CAST($3 AS BIGINT[]), CAST($4 AS BIGINT[]), CAST($5 AS BIGINT[]), CAST($6 AS BIGINT[]))
 	), l AS (
@@ -1159,19 +1168,19 @@ UPDATE webhook_deliveries SET claimed_until = NULL, claimed_by = NULL
 				WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted
 					AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()));
 
--- Tx.moveMetricValuesPG#1 (postgres_rows.go)
-INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
-	SELECT r.campaign_id, r.metric_id, r.user_key, r.variant_id, 1
-	FROM unnest(CAST($1 AS BIGINT[]), CAST($2 AS BIGINT[]), CAST($3 AS TEXT[]), CAST($4 AS BIGINT[])) AS r(campaign_id, metric_id, user_key, variant_id)
-	ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
-
--- Tx.moveMetricValuesPG#2 (postgres_rows.go)
+-- Tx.moveMetricValuesPG#1 [1/2] (postgres_rows.go)
 INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
 	SELECT r.campaign_id, r.metric_id, r.user_key, r.variant_id, r.delta
 	FROM unnest(CAST($1 AS BIGINT[]), CAST($2 AS BIGINT[]), CAST($3 AS TEXT[]), CAST($4 AS BIGINT[]), CAST($5 AS DOUBLE PRECISION[]))
 		AS r(campaign_id, metric_id, user_key, variant_id, delta)
 	ON CONFLICT (campaign_id, metric_id, user_key) DO UPDATE SET value = metric_values.value + excluded.value
 	RETURNING campaign_id, metric_id, user_key, value;
+
+-- Tx.moveMetricValuesPG#1 [2/2] (postgres_rows.go)
+INSERT INTO metric_values (campaign_id, metric_id, user_key, variant_id, value)
+	SELECT r.campaign_id, r.metric_id, r.user_key, r.variant_id, 1
+	FROM unnest(CAST($1 AS BIGINT[]), CAST($2 AS BIGINT[]), CAST($3 AS TEXT[]), CAST($4 AS BIGINT[])) AS r(campaign_id, metric_id, user_key, variant_id)
+	ON CONFLICT (campaign_id, metric_id, user_key) DO NOTHING RETURNING campaign_id, metric_id, user_key, value;
 
 -- Tx.flushUsersPG#1 (postgres_rows.go)
 WITH w AS (INSERT INTO users (app_id, user_id, attributes, first_seen, last_seen)
@@ -1186,14 +1195,14 @@ INSERT INTO assignments (campaign_id, user_key, variant_id, assigned_at)
 	SELECT r.campaign_id, r.user_key, r.variant_id, CAST($1 AS BIGINT)
 	FROM unnest(CAST($2 AS BIGINT[]), CAST($3 AS TEXT[]), CAST($4 AS BIGINT[])) AS r(campaign_id, user_key, variant_id) ON CONFLICT (campaign_id, user_key) DO NOTHING RETURNING campaign_id, user_key;
 
--- Tx.insertEventsPG#1 (postgres_rows.go)
+-- Tx.insertEventsPG#1 [1/2] (postgres_rows.go)
 WITH journal AS (INSERT INTO metric_moves (moves) VALUES ($1)) INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts)
 	SELECT r.app_id, r.event_id, r.user_id, r.session_id, r.metadata, r.log_id, CAST($2 AS BIGINT)
 	FROM unnest(CAST($3 AS BIGINT[]), CAST($4 AS TEXT[]), CAST($5 AS TEXT[]), CAST($6 AS TEXT[]), CAST($7 AS TEXT[]), CAST($8 AS TEXT[]))
 		AS r(app_id, event_id, user_id, session_id, metadata, log_id)
 	RETURNING id;
 
--- Tx.insertEventsPG#2 (postgres_rows.go)
+-- Tx.insertEventsPG#1 [2/2] (postgres_rows.go)
 INSERT INTO events (app_id, event_id, user_id, session_id, metadata, log_id, ts)
 	SELECT r.app_id, r.event_id, r.user_id, r.session_id, r.metadata, r.log_id, CAST($1 AS BIGINT)
 	FROM unnest(CAST($2 AS BIGINT[]), CAST($3 AS TEXT[]), CAST($4 AS TEXT[]), CAST($5 AS TEXT[]), CAST($6 AS TEXT[]), CAST($7 AS TEXT[]))
