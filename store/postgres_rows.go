@@ -2,9 +2,12 @@ package store
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"service/store/postgres"
 )
 
 // PostgreSQL takes the rows a group commit queued as one array per column,
@@ -128,30 +131,34 @@ func pgText(v any) pgtype.Text {
 	return pgtype.Text{String: s, Valid: ok}
 }
 
-// flushUsersPG writes tx.userOrder. When every one of them was new, they
-// join tx.fresh; a batch that mixes new and known users leaves it as it
-// was, which only costs their covariate query.
+// flushUsersPG writes tx.userOrder, with the transaction's next statement
+// (postgres.Defer): the first assignments' insert, in a group commit of
+// new users. When every one of them was new, they join tx.fresh then; a
+// batch that mixes new and known users leaves it as it was, which only
+// costs their covariate query. The arrays are the statement's own, since
+// it outlives this call.
 func (tx *Tx) flushUsersPG() error {
-	c := &tx.cols
-	apps, ids := c.ints[0], c.strs[0]
-	for _, u := range tx.userOrder {
-		apps = append(apps, u.appID)
-		ids = append(ids, u.userID)
+	users := slices.Clone(tx.userOrder)
+	apps, ids := make([]int64, len(users)), make([]string, len(users))
+	for i, u := range users {
+		apps[i], ids[i] = u.appID, u.userID
 	}
-	c.ints[0], c.strs[0] = apps, ids
 	now := ms(tx.now)
-	var inserted int
-	err := tx.db.eng.queryRowFirst(tx, pgUsersInsert, []any{now, now, apps, ids, now}, &inserted)
-	c.reset()
-	if err == nil && inserted == len(tx.userOrder) {
-		if tx.fresh == nil {
-			tx.fresh = make(map[userRef]struct{}, len(tx.userOrder))
-		}
-		for _, u := range tx.userOrder {
-			tx.fresh[u] = struct{}{}
-		}
-	}
-	return err
+	return tx.sc.Raw(func(dc any) error {
+		return postgres.Defer(dc, pgUsersInsert, []any{now, now, apps, ids, now}, func(r pgx.CollectableRow) error {
+			var inserted int
+			if err := r.Scan(&inserted); err != nil || inserted != len(users) {
+				return err
+			}
+			if tx.fresh == nil {
+				tx.fresh = make(map[userRef]struct{}, len(users))
+			}
+			for _, u := range users {
+				tx.fresh[u] = struct{}{}
+			}
+			return nil
+		})
+	})
 }
 
 // insertAssignmentsPG writes tx.assigns and marks those that went in.
@@ -165,7 +172,18 @@ func (tx *Tx) insertAssignmentsPG() error {
 	}
 	c.ints[0], c.ints[1], c.strs[0] = campaigns, variants, keys
 	defer c.reset()
-	return tx.markInserted(tx.raw.QueryContext(tx.ctx, pgAssignInsert, ms(tx.now), campaigns, keys, variants))
+	// After the users put off (flushUsersPG), in their round trip.
+	return tx.queryPG(pgAssignInsert, []any{ms(tx.now), campaigns, keys, variants}, func(r pgx.CollectableRow) error {
+		var campaign int64
+		var key pgtype.DriverBytes // valid until the next row: the lookup copies nothing
+		if err := r.Scan(&campaign, &key); err != nil {
+			return err
+		}
+		if j, ok := tx.assignIdx[campaign][string(key)]; ok {
+			tx.assigns[j].inserted = true
+		}
+		return nil
+	})
 }
 
 // insertEventsPG writes tx.events and sets each one's id.

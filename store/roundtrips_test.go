@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -167,6 +169,15 @@ func TestPostgresTransactionRoundTrips(t *testing.T) {
 	}
 	var next int64
 	insert := func() []any { next++; return []any{next} }
+	// found is what a case read back; seen checks that a statement put
+	// off ran before the one that read it.
+	var found int64
+	seen := func(err error) error {
+		if err == nil && found != 1 {
+			return fmt.Errorf("read %d rows of a statement put off, want 1", found)
+		}
+		return err
+	}
 	// rows counts on the pool, or on sc, the pool's one connection, when
 	// a test holds it.
 	rows := func(sc ...*sql.Conn) int64 {
@@ -224,6 +235,36 @@ func TestPostgresTransactionRoundTrips(t *testing.T) {
 				return postgres.ExecCommit(ctx, dc, `INSERT INTO rt (id) VALUES (?)`, insert()...)
 			})
 		}, end: (*sql.Tx).Commit, trips: 1, added: 1},
+		{name: "put off, then a first read", run: func(sc *sql.Conn, _ *sql.Tx) error {
+			return sc.Raw(func(dc any) error {
+				id := insert()
+				if err := postgres.Defer(dc, `INSERT INTO rt (id) VALUES (?)`, id, nil); err != nil {
+					return err
+				}
+				return seen(postgres.RawQueryRow(ctx, dc, `SELECT count(*) FROM rt WHERE id = ?`, id, &found))
+			})
+		}, end: (*sql.Tx).Commit, trips: 2, added: 1},
+		{name: "put off, then a query", run: func(sc *sql.Conn, tx *sql.Tx) error {
+			id := insert()
+			if err := sc.Raw(func(dc any) error {
+				return postgres.Defer(dc, `INSERT INTO rt (id) VALUES (?)`, id, nil)
+			}); err != nil {
+				return err
+			}
+			return seen(tx.QueryRowContext(ctx, `SELECT count(*) FROM rt WHERE id = ?`, id...).Scan(&found))
+		}, end: (*sql.Tx).Commit, trips: 3, added: 1},
+		{name: "put off, then committed", run: func(sc *sql.Conn, _ *sql.Tx) error {
+			return sc.Raw(func(dc any) error {
+				return postgres.Defer(dc, `INSERT INTO rt (id) VALUES (?) RETURNING id`, insert(), func(r pgx.CollectableRow) error {
+					return r.Scan(&found)
+				})
+			})
+		}, end: (*sql.Tx).Commit, trips: 1, added: 1},
+		{name: "put off, then rolled back", run: func(sc *sql.Conn, _ *sql.Tx) error {
+			return sc.Raw(func(dc any) error {
+				return postgres.Defer(dc, `INSERT INTO rt (id) VALUES (?)`, insert(), nil)
+			})
+		}, end: (*sql.Tx).Rollback, trips: 0},
 		{name: "read only", opts: &sql.TxOptions{ReadOnly: true}, run: func(_ *sql.Conn, tx *sql.Tx) error {
 			var n int64
 			return tx.QueryRowContext(ctx, `SELECT count(*) FROM rt`).Scan(&n)
@@ -266,6 +307,92 @@ func TestPostgresTransactionRoundTrips(t *testing.T) {
 			}
 		})
 	}
+
+	// A statement put off that fails fails the statement it went with, and
+	// the transaction is rolled back with what ran before it.
+	t.Run("put off fails", func(t *testing.T) {
+		before := rows()
+		sc, err := pool.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sc.Close()
+		tx, err := sc.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback() // sql.ErrTxDone once ended
+		if _, err := tx.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, insert()...); err != nil {
+			t.Fatal(err)
+		}
+		err = sc.Raw(func(dc any) error {
+			if err := postgres.Defer(dc, `INSERT INTO rt (id) VALUES (?)`, []any{next}, nil); err != nil { // the same id again
+				return err
+			}
+			return postgres.ExecCommit(ctx, dc, `INSERT INTO rt (id) VALUES (?)`, insert()...)
+		})
+		if !postgres.IsCode(err, postgres.UniqueViolation) {
+			t.Fatalf("a duplicate put off: %v, want a unique violation", err)
+		}
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		if added := rows(sc) - before; added != 0 {
+			t.Errorf("%d rows added, want none", added)
+		}
+	})
+
+	// The same at the COMMIT: the commit fails, and the connection is
+	// left outside any transaction, with nothing of it written.
+	t.Run("put off fails at the commit", func(t *testing.T) {
+		before := rows()
+		sc, err := pool.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sc.Close()
+		tx, err := sc.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback() // sql.ErrTxDone once ended
+		if _, err := tx.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, insert()...); err != nil {
+			t.Fatal(err)
+		}
+		if err := sc.Raw(func(dc any) error {
+			return postgres.Defer(dc, `INSERT INTO rt (id) VALUES (?)`, []any{next}, nil) // the same id again
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tx.Commit(); !postgres.IsCode(err, postgres.UniqueViolation) {
+			t.Fatalf("commit after a duplicate put off: %v, want a unique violation", err)
+		}
+		if added := rows(sc) - before; added != 0 {
+			t.Errorf("%d rows added, want none", added)
+		}
+		if _, err := sc.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, insert()...); err != nil {
+			t.Fatal(err)
+		}
+		if added := rows(sc) - before; added != 1 {
+			t.Errorf("%d rows after a statement of its own, want 1", added)
+		}
+	})
+
+	// RawQueryRow answers no row as database/sql does.
+	t.Run("no row", func(t *testing.T) {
+		sc, err := pool.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sc.Close()
+		var id int64
+		err = sc.Raw(func(dc any) error {
+			return postgres.RawQueryRow(ctx, dc, `SELECT id FROM rt WHERE id = ?`, []any{int64(-1)}, &id)
+		})
+		if !errors.Is(err, sql.ErrNoRows) {
+			t.Fatalf("RawQueryRow of no row: %v, want sql.ErrNoRows", err)
+		}
+	})
 
 	// A statement that fails in ExecCommit's round trip leaves the
 	// transaction to be rolled back, with what ran before it.

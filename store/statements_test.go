@@ -36,7 +36,7 @@ var sqlMethods = map[string]int{
 	// pgx's own connections: the context first.
 	"Exec": 1, "Query": 1, "QueryRow": 1,
 	// The store's statements sent with pgx's own (store/postgres/tx.go).
-	"ExecCommit": 2, "RawQuery": 2, "RawQueryRow": 2,
+	"ExecCommit": 2, "RawQuery": 2, "RawQueryRow": 2, "Defer": 1,
 }
 
 // statement is one registered SQL text.

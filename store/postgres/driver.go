@@ -50,8 +50,9 @@ type rebindConn struct {
 	*stdlib.Conn
 	inputError func(error) error
 	// tx is the transaction database/sql began, whose BEGIN may still be
-	// owed (tx.go).
-	tx txState
+	// owed, as may the statements put off in owed (tx.go).
+	tx   txState
+	owed []owedStmt
 }
 
 func (c *rebindConn) Prepare(q string) (driver.Stmt, error) {
@@ -63,8 +64,8 @@ func (c *rebindConn) PrepareContext(ctx context.Context, q string) (driver.Stmt,
 	if err != nil {
 		return nil, err
 	}
-	// pgx's statement runs on pgx's connection, past sendBegin.
-	if err := c.sendBegin(ctx); err != nil {
+	// pgx's statement runs on pgx's connection, past what is owed.
+	if err := c.sendOwed(ctx); err != nil {
 		return nil, err
 	}
 	return c.Conn.PrepareContext(ctx, r)
@@ -75,12 +76,12 @@ func (c *rebindConn) ExecContext(ctx context.Context, q string, args []driver.Na
 	if err != nil {
 		return nil, err
 	}
-	if c.tx == txPending {
+	if c.owes() {
 		vals := make([]any, len(args))
 		for i, a := range args {
 			vals[i] = a.Value
 		}
-		tag, err := c.execFirst(ctx, r, vals)
+		tag, err := c.execOwed(ctx, r, vals)
 		return driver.RowsAffected(tag.RowsAffected()), c.pgInputError(err)
 	}
 	res, err := c.Conn.ExecContext(ctx, r, args)
@@ -93,8 +94,8 @@ func (c *rebindConn) QueryContext(ctx context.Context, q string, args []driver.N
 		return nil, err
 	}
 	// database/sql's rows are built by pgx's stdlib from its own query,
-	// which cannot carry the BEGIN.
-	if err := c.sendBegin(ctx); err != nil {
+	// which cannot carry what is owed.
+	if err := c.sendOwed(ctx); err != nil {
 		return nil, c.pgInputError(err)
 	}
 	rows, err := c.Conn.QueryContext(ctx, r, args)

@@ -1064,11 +1064,8 @@ SELECT t.relname FROM pg_stat_user_tables t
 -- postgres.Analyze#1 (postgres/stats.go)
 ANALYZE "events";
 
--- postgres.rebindConn.sendBegin#1 (postgres/tx.go)
-begin;
-
 -- postgres.lazyTx.Commit#1 (postgres/tx.go)
-commit;
+rollback;
 
 -- postgres.lazyTx.Rollback#1 (postgres/tx.go)
 rollback;
