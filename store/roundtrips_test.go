@@ -308,76 +308,6 @@ func TestPostgresTransactionRoundTrips(t *testing.T) {
 		})
 	}
 
-	// A statement put off that fails fails the statement it went with, and
-	// the transaction is rolled back with what ran before it.
-	t.Run("put off fails", func(t *testing.T) {
-		before := rows()
-		sc, err := pool.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sc.Close()
-		tx, err := sc.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback() // sql.ErrTxDone once ended
-		if _, err := tx.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, insert()...); err != nil {
-			t.Fatal(err)
-		}
-		err = sc.Raw(func(dc any) error {
-			if err := postgres.Defer(dc, `INSERT INTO rt (id) VALUES (?)`, []any{next}, nil); err != nil { // the same id again
-				return err
-			}
-			return postgres.ExecCommit(ctx, dc, `INSERT INTO rt (id) VALUES (?)`, insert()...)
-		})
-		if !postgres.IsCode(err, postgres.UniqueViolation) {
-			t.Fatalf("a duplicate put off: %v, want a unique violation", err)
-		}
-		if err := tx.Rollback(); err != nil {
-			t.Fatal(err)
-		}
-		if added := rows(sc) - before; added != 0 {
-			t.Errorf("%d rows added, want none", added)
-		}
-	})
-
-	// The same at the COMMIT: the commit fails, and the connection is
-	// left outside any transaction, with nothing of it written.
-	t.Run("put off fails at the commit", func(t *testing.T) {
-		before := rows()
-		sc, err := pool.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sc.Close()
-		tx, err := sc.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback() // sql.ErrTxDone once ended
-		if _, err := tx.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, insert()...); err != nil {
-			t.Fatal(err)
-		}
-		if err := sc.Raw(func(dc any) error {
-			return postgres.Defer(dc, `INSERT INTO rt (id) VALUES (?)`, []any{next}, nil) // the same id again
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if err := tx.Commit(); !postgres.IsCode(err, postgres.UniqueViolation) {
-			t.Fatalf("commit after a duplicate put off: %v, want a unique violation", err)
-		}
-		if added := rows(sc) - before; added != 0 {
-			t.Errorf("%d rows added, want none", added)
-		}
-		if _, err := sc.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, insert()...); err != nil {
-			t.Fatal(err)
-		}
-		if added := rows(sc) - before; added != 1 {
-			t.Errorf("%d rows after a statement of its own, want 1", added)
-		}
-	})
-
 	// RawQueryRow answers no row as database/sql does.
 	t.Run("no row", func(t *testing.T) {
 		sc, err := pool.Conn(ctx)
@@ -394,41 +324,63 @@ func TestPostgresTransactionRoundTrips(t *testing.T) {
 		}
 	})
 
-	// A statement that fails in ExecCommit's round trip leaves the
-	// transaction to be rolled back, with what ran before it.
-	t.Run("commit fails", func(t *testing.T) {
-		before := rows()
-		sc, err := pool.Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer sc.Close()
-		tx, err := sc.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tx.Rollback() // sql.ErrTxDone once ended
-		if _, err := tx.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, insert()...); err != nil {
-			t.Fatal(err)
-		}
-		err = sc.Raw(func(dc any) error {
-			return postgres.ExecCommit(ctx, dc, `INSERT INTO rt (id) VALUES (?)`, next) // the same id again
+	// A duplicate key (the id of the row the transaction wrote first),
+	// sent with ExecCommit, put off before it or before the commit, fails
+	// there; the transaction is rolled back with what ran before it, and
+	// the connection is back outside any transaction.
+	dup := `INSERT INTO rt (id) VALUES (?)`
+	for _, c := range []struct {
+		name string
+		fail func(sc *sql.Conn, tx *sql.Tx) error
+	}{
+		{"commit fails", func(sc *sql.Conn, _ *sql.Tx) error {
+			return sc.Raw(func(dc any) error { return postgres.ExecCommit(ctx, dc, dup, next) })
+		}},
+		{"put off fails", func(sc *sql.Conn, _ *sql.Tx) error {
+			return sc.Raw(func(dc any) error {
+				if err := postgres.Defer(dc, dup, []any{next}, nil); err != nil {
+					return err
+				}
+				return postgres.ExecCommit(ctx, dc, `INSERT INTO rt (id) VALUES (?)`, insert()...)
+			})
+		}},
+		{"put off fails at the commit", func(sc *sql.Conn, tx *sql.Tx) error {
+			if err := sc.Raw(func(dc any) error { return postgres.Defer(dc, dup, []any{next}, nil) }); err != nil {
+				return err
+			}
+			return tx.Commit()
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			before := rows()
+			sc, err := pool.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer sc.Close()
+			tx, err := sc.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback() // sql.ErrTxDone once ended
+			if _, err := tx.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, insert()...); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.fail(sc, tx); !postgres.IsCode(err, postgres.UniqueViolation) {
+				t.Fatalf("%v, want a unique violation", err)
+			}
+			if err := tx.Rollback(); err != nil && !errors.Is(err, sql.ErrTxDone) {
+				t.Fatal(err)
+			}
+			if added := rows(sc) - before; added != 0 {
+				t.Errorf("%d rows added, want none", added)
+			}
+			if _, err := sc.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, insert()...); err != nil {
+				t.Fatal(err)
+			}
+			if added := rows(sc) - before; added != 1 {
+				t.Errorf("%d rows after a statement of its own, want 1", added)
+			}
 		})
-		if !postgres.IsCode(err, postgres.UniqueViolation) {
-			t.Fatalf("ExecCommit of a duplicate: %v, want a unique violation", err)
-		}
-		if err := tx.Rollback(); err != nil {
-			t.Fatal(err)
-		}
-		if added := rows(sc) - before; added != 0 {
-			t.Errorf("%d rows added, want none", added)
-		}
-		// The connection is back outside any transaction.
-		if _, err := sc.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, insert()...); err != nil {
-			t.Fatal(err)
-		}
-		if added := rows(sc) - before; added != 1 {
-			t.Errorf("%d rows after a statement of its own, want 1", added)
-		}
-	})
+	}
 }

@@ -158,16 +158,9 @@ func (c *rebindConn) execOwed(ctx context.Context, q string, args []any) (pgconn
 // handed its rows then. args must not change until then. An error of q
 // is that next statement's.
 func Defer(dc any, q string, args []any, each func(pgx.CollectableRow) error) error {
-	c, err := conn(dc)
+	c, r, err := storeConn(dc, q, len(args), "Defer")
 	if err != nil {
 		return err
-	}
-	r, err := rebind(q, len(args))
-	if err != nil {
-		return err
-	}
-	if c.tx != txPending && c.tx != txOpen {
-		return errors.New("postgres: Defer outside a transaction")
 	}
 	c.owed = append(c.owed, owedStmt{r, args, each})
 	return nil
@@ -229,14 +222,19 @@ func (t lazyTx) Rollback() error {
 	return sql.ErrTxDone
 }
 
-// conn returns the store's driver connection that database/sql's
-// sql.Conn.Raw hands over.
-func conn(dc any) (*rebindConn, error) {
+// storeConn returns the store's driver connection dc (sql.Conn.Raw's) and
+// q rebound for args arguments; with what, it refuses a connection outside
+// a transaction begun lazily, for what only such a transaction can do.
+func storeConn(dc any, q string, args int, what string) (*rebindConn, string, error) {
 	c, ok := dc.(*rebindConn)
 	if !ok {
-		return nil, errors.New("postgres: not a store connection")
+		return nil, "", errors.New("postgres: not a store connection")
 	}
-	return c, nil
+	if what != "" && c.tx != txPending && c.tx != txOpen {
+		return nil, "", errors.New("postgres: " + what + " outside a transaction")
+	}
+	r, err := rebind(q, args)
+	return c, r, err
 }
 
 // query sends r, rebound, on pgx's connection, after what the transaction
@@ -286,11 +284,7 @@ func (c *rebindConn) query(ctx context.Context, r string, args []any) (rows pgx.
 // scanning; in a transaction whose BEGIN is still owed, the two go in one
 // round trip.
 func RawQuery(ctx context.Context, dc any, q string, args []any, each func(pgx.CollectableRow) error) error {
-	c, err := conn(dc)
-	if err != nil {
-		return err
-	}
-	r, err := rebind(q, len(args))
+	c, r, err := storeConn(dc, q, len(args), "")
 	if err != nil {
 		return err
 	}
@@ -330,16 +324,9 @@ func RawQueryRow(ctx context.Context, dc any, q string, args []any, dest ...any)
 // skips the COMMIT and the transaction is left to be rolled back; a COMMIT
 // that turns into a rollback is pgx.ErrTxCommitRollback.
 func ExecCommit(ctx context.Context, dc any, q string, args ...any) error {
-	c, err := conn(dc)
+	c, r, err := storeConn(dc, q, len(args), "ExecCommit")
 	if err != nil {
 		return err
-	}
-	r, err := rebind(q, len(args))
-	if err != nil {
-		return err
-	}
-	if c.tx != txPending && c.tx != txOpen {
-		return errors.New("postgres: ExecCommit outside a transaction")
 	}
 	b, read := c.batch()
 	b.Queue(r, args...)
