@@ -265,6 +265,15 @@ func TestPostgresTransactionRoundTrips(t *testing.T) {
 				return postgres.Defer(dc, `INSERT INTO rt (id) VALUES (?)`, insert(), nil)
 			})
 		}, end: (*sql.Tx).Rollback, trips: 0},
+		{name: "prepare first rolled back", run: func(_ *sql.Conn, tx *sql.Tx) error {
+			st, err := tx.PrepareContext(ctx, `INSERT INTO rt (id) VALUES (?)`)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			_, err = st.ExecContext(ctx, insert()...)
+			return err
+		}, end: (*sql.Tx).Rollback, trips: 5},
 		{name: "read only", opts: &sql.TxOptions{ReadOnly: true}, run: func(_ *sql.Conn, tx *sql.Tx) error {
 			var n int64
 			return tx.QueryRowContext(ctx, `SELECT count(*) FROM rt`).Scan(&n)
