@@ -42,8 +42,8 @@ type engine interface {
 	// change (Tx.changed), indexing events by user.
 	commit(tx *Tx, written int) error
 	// queryRowFirst runs a one-row statement of tx that is often its
-	// first (a campaign's status, a group commit's users): PostgreSQL's
-	// sends the transaction's BEGIN in the same round trip.
+	// first (a campaign's status): PostgreSQL's sends the transaction's
+	// BEGIN in the same round trip.
 	queryRowFirst(tx *Tx, q string, args []any, dest ...any) error
 	// lostToConcurrent reports whether err is a write transaction's loss
 	// to a concurrent transaction of another process, which a retry
