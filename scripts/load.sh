@@ -21,8 +21,12 @@
 # server) runs on CPU 1 with one Go scheduler thread, and wrk on CPU 0:
 #   taskset -c 1 env GOMAXPROCS=1 ./service serve ...
 #   taskset -c 0 wrk -t1 -c64 -d10s      (after a 3 s warm-up, same requests)
-# Each round runs the bare server and the workloads; the figure that
-# counts is each workload's requests/s divided by bare's in the same round.
+# Each round runs the bare server, the workloads and the bare server
+# again; the figure that counts is each workload's requests/s divided by
+# bare's in the same round, bare's rate for a workload being drawn on a
+# line from the round's first bare run to its last (a shared machine's
+# speed drifts within a round, and bare's rate moves more than the
+# service's).
 # The report is the median over ROUNDS rounds, plus the service's peak RSS
 # (VmHWM from /proc/<pid>/status) and its checkpointer child's.
 #
@@ -492,20 +496,29 @@ read -r -a WORKLOADS <<<"${WORKLOADS:-variant_returning ofrep variant_new events
 
 load() {
 	declare -A RATIOS P99S RPSS
-	local r s line rps p99 errs bare_rps
+	local r s i line rps p99 errs bare0 bare1 n=${#WORKLOADS[@]}
+	local -a got
 	for r in $(seq "$ROUNDS"); do
 		echo "round $r:"
-		for s in bare "${WORKLOADS[@]}"; do
+		# bare opens and closes the round: a workload's ratio is to bare
+		# as it was when the workload ran, drawn on a line between the
+		# two, since a shared machine's speed drifts within a round.
+		got=()
+		for s in bare "${WORKLOADS[@]}" bare; do
 			wrkrun "$WARMUP" "$(url $s)" "$(script "$s-w$r" "$s" "w$r")" >/dev/null
 			line=$(wrkrun "$DURATION" "$(url $s)" "$(script "$s-$r" "$s" "r$r")")
 			read -r _ rps p99 errs _ p50 p90 _ <<<"$line"
 			printf '  %-18s %8s req/s   p50 %6s   p90 %6s   p99 %6s ms   errors %s\n' "$s" "$rps" "$p50" "$p90" "$p99" "$errs"
-			if [ "$s" = bare ]; then
-				bare_rps=$rps
-			fi
-			RATIOS[$s]+="$(awk -v a="$rps" -v b="$bare_rps" 'BEGIN { printf "%.3f", a / b }') "
 			P99S[$s]+="$p99 "
 			RPSS[$s]+="$rps "
+			got+=("$rps")
+		done
+		bare0=${got[0]} bare1=${got[n + 1]}
+		RATIOS[bare]+="1.000 "
+		for i in $(seq "$n"); do
+			s=${WORKLOADS[i - 1]}
+			RATIOS[$s]+="$(awk -v a="${got[i]}" -v b0="$bare0" -v b1="$bare1" -v i="$i" -v n="$n" \
+				'BEGIN { printf "%.3f", a / (b0 + (b1 - b0) * i / (n + 1)) }') "
 		done
 	done
 	echo
