@@ -333,6 +333,36 @@ func TestPostgresTransactionRoundTrips(t *testing.T) {
 		}
 	})
 
+	// A statement that failed aborts the transaction, whose COMMIT
+	// PostgreSQL then answers with ROLLBACK: the commit fails, though the
+	// COMMIT itself raised no error, and nothing is written.
+	t.Run("commit after a failed statement", func(t *testing.T) {
+		before := rows()
+		sc, err := pool.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sc.Close()
+		tx, err := sc.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback() // sql.ErrTxDone once ended
+		id := insert()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, id...); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO rt (id) VALUES (?)`, id...); !postgres.IsCode(err, postgres.UniqueViolation) {
+			t.Fatalf("%v, want a unique violation", err)
+		}
+		if err := tx.Commit(); !errors.Is(err, pgx.ErrTxCommitRollback) {
+			t.Fatalf("commit: %v, want pgx.ErrTxCommitRollback", err)
+		}
+		if added := rows(sc) - before; added != 0 {
+			t.Errorf("%d rows added, want none", added)
+		}
+	})
+
 	// A duplicate key (the id of the row the transaction wrote first),
 	// sent with ExecCommit, put off before it or before the commit, fails
 	// there; the transaction is rolled back with what ran before it, and

@@ -135,21 +135,35 @@ func (c *rebindConn) sendOwed(ctx context.Context) error {
 	return err
 }
 
-// execOwed runs a statement after what the transaction owes, in the same
-// round trip.
-func (c *rebindConn) execOwed(ctx context.Context, q string, args []any) (pgconn.CommandTag, error) {
+// execOwed runs q, and then the statements then, after what the
+// transaction owes, all in one round trip; the tag is the last one's.
+func (c *rebindConn) execOwed(ctx context.Context, q string, args []any, then ...string) (pgconn.CommandTag, error) {
 	b, read := c.batch()
 	b.Queue(q, args...)
+	for _, t := range then {
+		b.Queue(t)
+	}
 	br := c.Conn.Conn().SendBatch(ctx, b)
 	err := read(br)
 	var tag pgconn.CommandTag
-	if err == nil {
-		tag, err = br.Exec()
+	for range 1 + len(then) {
+		if err == nil {
+			tag, err = br.Exec()
+		}
 	}
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
 	return tag, err
+}
+
+// committed is the error of a COMMIT that answered tag: PostgreSQL answers
+// ROLLBACK to the COMMIT of a transaction a statement failed.
+func committed(tag pgconn.CommandTag) error {
+	if tag.String() == "ROLLBACK" {
+		return pgx.ErrTxCommitRollback
+	}
+	return nil
 }
 
 // Defer puts off q, with ? placeholders, in the transaction begun on the
@@ -191,10 +205,7 @@ func (t lazyTx) Commit() error {
 			}
 			return c.pgInputError(err)
 		}
-		if tag.String() == "ROLLBACK" {
-			return pgx.ErrTxCommitRollback
-		}
-		return nil
+		return committed(tag)
 	}
 	return sql.ErrTxDone
 }
@@ -328,25 +339,12 @@ func ExecCommit(ctx context.Context, dc any, q string, args ...any) error {
 	if err != nil {
 		return err
 	}
-	b, read := c.batch()
-	b.Queue(r, args...)
-	b.Queue("commit")
-	br := c.Conn.Conn().SendBatch(ctx, b)
-	err = read(br)
-	var tag pgconn.CommandTag
+	tag, err := c.execOwed(ctx, r, args, "commit")
 	if err == nil {
-		if _, err = br.Exec(); err == nil {
-			tag, err = br.Exec()
-		}
-	}
-	if cerr := br.Close(); err == nil {
-		err = cerr
+		err = committed(tag)
 	}
 	if err != nil {
 		return c.pgInputError(err)
-	}
-	if tag.String() == "ROLLBACK" {
-		return pgx.ErrTxCommitRollback
 	}
 	c.tx = txCommitted
 	return nil
