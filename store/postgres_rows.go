@@ -179,9 +179,7 @@ func (tx *Tx) insertAssignmentsPG() error {
 		if err := r.Scan(&campaign, &key); err != nil {
 			return err
 		}
-		if j, ok := tx.assignIdx[campaign][string(key)]; ok {
-			tx.assigns[j].inserted = true
-		}
+		tx.assignInserted(campaign, key)
 		return nil
 	})
 }

@@ -533,11 +533,17 @@ func (tx *Tx) markInserted(rows *sql.Rows, err error) error {
 		if err := rows.Scan(&campaign, &key); err != nil {
 			return err
 		}
-		// By campaign, then by key: a lookup by string(key) alone does
-		// not copy the bytes.
-		if j, ok := tx.assignIdx[campaign][string(key)]; ok {
-			tx.assigns[j].inserted = true
-		}
+		tx.assignInserted(campaign, key)
 	}
 	return rows.Err()
+}
+
+// assignInserted marks inserted the queued assignment of campaign and key,
+// a row of the assignments' RETURNING.
+func (tx *Tx) assignInserted(campaign int64, key []byte) {
+	// By campaign, then by key: a lookup by string(key) alone does not
+	// copy the bytes.
+	if j, ok := tx.assignIdx[campaign][string(key)]; ok {
+		tx.assigns[j].inserted = true
+	}
 }
