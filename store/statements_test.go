@@ -698,7 +698,6 @@ var textFuncs = map[string]func(string) string{"pageOrder": pageOrder}
 // alone cannot spell.
 var builtStatements = map[string]func(engine) []string{
 	// Wrappers that run their caller's statement on pgx's connection.
-	"postgres.QueryRow#1":            nil,
 	"postgresEngine.queryRowFirst#1": nil,
 	// The group commit's multi-row statements, in every row count.
 	"Tx.execRows#1": func(engine) []string {
