@@ -12,43 +12,59 @@ import (
 
 // TestBatcherGathersUnderOneThread: with one scheduler thread, a channel
 // send runs the woken batcher next, which used to commit each request
-// alone. 64 concurrent writers must now share commits: on average at least
-// four requests per commit (in practice about thirty), and every write is
-// stored.
+// alone. 64 writers released together must share commits: on average at
+// least sixteen requests per commit (in practice all 64 in one, now and
+// then two), and every write is stored.
+//
+// The writers start each round together rather than looping freely: in a
+// free loop on PostgreSQL, how many come back while a commit waits on the
+// server depends on how the machine schedules both processes, and one
+// run of make test beside other packages' tests saw 3.0 a commit. Released
+// together, they are all runnable when the first one wakes the batcher,
+// whatever the engine and the machine's load.
 func TestBatcherGathersUnderOneThread(t *testing.T) {
 	db, app, _ := mustOpenApp(t, eventsT0)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ctx := context.Background()
-	const writers, each = 64, 10
+	// The app's campaigns in memory before the rounds, as on a running
+	// server: a writer that read them from the database would come late.
+	if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "view", UserID: "warm"}); err != nil {
+		t.Fatal(err)
+	}
+	const writers, rounds = 64, 10
 	c0, o0 := db.batch.stats()
-	var wg sync.WaitGroup
-	errs := make(chan error, writers*each)
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range each {
-				if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "view", UserID: fmt.Sprintf("u%d-%d", w, i)}); err != nil {
+	errs := make(chan error, writers*rounds)
+	for r := range rounds {
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				if _, err := db.LogEvent(ctx, app, &EventInput{EventID: "view", UserID: fmt.Sprintf("u%d-%d", w, r)}); err != nil {
 					errs <- err
 				}
-			}
-		}()
+			}()
+		}
+		close(start)
+		wg.Wait()
 	}
-	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
 	}
 	c1, o1 := db.batch.stats()
 	commits, ops := c1-c0, o1-o0
-	if ops != writers*each {
-		t.Fatalf("%d operations went through the batcher, want %d", ops, writers*each)
+	if ops != writers*rounds {
+		t.Fatalf("%d operations went through the batcher, want %d", ops, writers*rounds)
 	}
-	if commits*4 > ops {
-		t.Fatalf("%d commits for %d writes: %.1f per commit, want at least 4", commits, ops, float64(ops)/float64(commits))
+	t.Logf("%d commits for %d writes: %.1f per commit", commits, ops, float64(ops)/float64(commits))
+	if commits*16 > ops {
+		t.Fatalf("%d commits for %d writes: %.1f per commit, want at least 16", commits, ops, float64(ops)/float64(commits))
 	}
-	if got := countRows(t, db, `SELECT count(*) FROM events WHERE app_id = ?`, app); got != writers*each {
-		t.Fatalf("%d events stored, want %d", got, writers*each)
+	if got := countRows(t, db, `SELECT count(*) FROM events WHERE app_id = ?`, app); got != writers*rounds+1 {
+		t.Fatalf("%d events stored, want %d", got, writers*rounds+1)
 	}
 }
 
