@@ -449,10 +449,11 @@ func (f *faultRun) fault(name string, begin func() (end func()), answering func(
 	wg.Wait()
 	f.phase.Store("")
 	// A replica starts its caches over once its change listener is back
-	// (within listenBackoff, a second, of the database), since it cannot
-	// know what changed meanwhile, and reads them again on its next
-	// request: an outage that came before then would find its memory
-	// empty (docs/operations.md). The next fault waits that out.
+	// (within listenBackoff, a second, of the database) if anything
+	// changed meanwhile, and reads them again on its next request: an
+	// outage that came before then would find its memory empty
+	// (docs/operations.md). The probes' admin write changes nothing the
+	// caches hold, but the next fault waits that moment out all the same.
 	time.Sleep(2 * time.Second)
 	for i, d := range took {
 		t.Logf("%s (%v): replica %d serves everything %v after the database answers again", name, time.Since(started).Round(time.Millisecond), i, d.Round(time.Millisecond))

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -94,8 +96,10 @@ func CloseSession(c *pgx.Conn) {
 
 // Listen LISTENs on channel on a session of its own until it fails or ctx
 // ends: it calls listening once the LISTEN is in place, and changed for
-// every notification whose payload is not self (a process's own).
-func Listen(ctx context.Context, cfg *pgx.ConnConfig, channel, self string, listening, changed func()) error {
+// every notification that is not self's (a process's own). A payload is
+// the notifying process's token, then ":" and the change counter's value
+// its change left, which changed is given (0 for a payload without one).
+func Listen(ctx context.Context, cfg *pgx.ConnConfig, channel, self string, listening func(), changed func(version int64)) error {
 	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
@@ -110,8 +114,10 @@ func Listen(ctx context.Context, cfg *pgx.ConnConfig, channel, self string, list
 		if err != nil {
 			return err
 		}
-		if n.Payload != self {
-			changed()
+		token, version, _ := strings.Cut(n.Payload, ":")
+		if token != self {
+			v, _ := strconv.ParseInt(version, 10, 64)
+			changed(v)
 		}
 	}
 }

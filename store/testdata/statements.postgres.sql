@@ -1155,6 +1155,9 @@ INSERT INTO change_version (id, version) VALUES (1, 1)
 -- Tx.notifyChanged#2 (postgres_listen.go)
 SELECT pg_notify('service_changes', $1);
 
+-- DB.startOverIfMoved#1 (postgres_listen.go)
+SELECT COALESCE(MAX(version), 0) FROM change_version;
+
 -- DB.checkVersion#1 (postgres_listen.go)
 SELECT COALESCE(MAX(version), 0) FROM change_version;
 
