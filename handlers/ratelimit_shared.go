@@ -23,8 +23,8 @@ import (
 // store never grants more than is left) and serves requests from it in
 // memory, so the hot paths make one round trip per lease, not per request.
 // One claim at a time per window and process: requests that arrive while
-// it is in flight wait for it and are served from it. The limit is never
-// exceeded. What leasing costs is the requests that processes hold unused
+// it is in flight wait for it and are served from it. The limit is not
+// exceeded while the database answers within claimWait. What leasing costs is the requests that processes hold unused
 // when the window fills: at most one lease each, so at most 1% of the
 // limit per process (3% at 3 processes). A lease left unused for idleTicks
 // seconds goes back to the shared count, where other processes may claim
@@ -46,10 +46,16 @@ import (
 //
 // A leased window in use claims its next minute's lease in the last
 // seconds of a minute (prefetch), so that the first requests of a minute
-// do not wait for a claim either: a database that has just stopped
-// answering would hold them up for sharedTimeout. Only the claims of a
-// window of an exact limit, and a lease used up within its minute, are
-// made on a request's path.
+// do not wait for a claim either. The claims still made while requests
+// wait (an exact window's, a lease used up or gone back unused, a minute
+// not claimed ahead) hold them up for claimWait at most, not for
+// sharedTimeout: a database that has just stopped answering, before
+// anything failed, would otherwise hold up every request that needs a
+// claim for a second. A request that stopped waiting is judged by the
+// process's own count; the claim goes on, and when it is answered it
+// counts that request too (a lease pays for the requests served while it
+// was late; an exact window's claim is the request's). What a lease
+// cannot pay for, the window full, is what the limit was exceeded by.
 //
 // Old windows are deleted by time: once a minute, each process deletes the
 // windows older than the minute before the newest it has served, which
@@ -69,6 +75,10 @@ const (
 	idleTicks = 2
 	// sharedTimeout bounds a claim; a claim that takes longer failed.
 	sharedTimeout = time.Second
+	// claimWait bounds how long a request waits for a claim: far above
+	// a claim's round trip, far below sharedTimeout, so that a database
+	// that has just stopped answering holds no request up for long.
+	claimWait = 100 * time.Millisecond
 	// sharedRetry is how long the process counts on its own after the
 	// database failed to answer, before it asks it again.
 	sharedRetry = time.Second
@@ -104,8 +114,9 @@ type sharedLimiter struct {
 	// the requests.
 	claims atomic.Int64
 	// every is the sweeper's period, sweepEvery (tests lengthen it to
-	// sweep by hand).
-	every time.Duration
+	// sweep by hand); timeout bounds a claim, sharedTimeout (tests
+	// lengthen it to answer a late claim before it fails).
+	every, timeout time.Duration
 
 	// The sweeper runs while there are windows, and stops for good on
 	// close.
@@ -133,7 +144,12 @@ type sharedWindow struct {
 	// process's last claim, less what it gave back since.
 	claimed int
 	// fetch is closed when the claim in flight ends; nil when none is.
-	fetch chan struct{}
+	// fetchBy is when the requests stop waiting for it.
+	fetch   chan struct{}
+	fetchBy time.Time
+	// owed counts the requests of this minute served while its claim was
+	// late, which the lease pays for when it comes.
+	owed int
 	// full: the last claim found the window full, at tick fullTick.
 	full     bool
 	fullTick int64
@@ -152,7 +168,7 @@ type nextLease struct {
 }
 
 func newSharedLimiter(db *store.DB, srv *Server, local *limiter) *sharedLimiter {
-	return &sharedLimiter{db: db, srv: srv, local: local, every: sweepEvery}
+	return &sharedLimiter{db: db, srv: srv, local: local, every: sweepEvery, timeout: sharedTimeout}
 }
 
 // take counts one request against the shared window; it answers as
@@ -207,52 +223,86 @@ func (l *sharedLimiter) take(app int64, class, limit int, now time.Time) (remain
 			l.srv.observeRateLimitFallback()
 			return l.local.count(app, class, limit, now)
 		}
-		ch := w.fetch
+		ch, by := w.fetch, w.fetchBy
 		if ch == nil {
-			ch = make(chan struct{})
-			w.fetch = ch
-			if retrying {
-				// The database failed to answer a moment ago, and may
-				// still hang: ask it again off the request's path, which
-				// the process's own count serves meanwhile, so that no
-				// request waits on a database that is out.
-				w.mu.Unlock()
-				go l.claimLease(w, k, m, limit, tick, ch)
-				l.srv.observeRateLimitFallback()
-				return l.local.count(app, class, limit, now)
-			}
-			w.mu.Unlock()
-			l.claimLease(w, k, m, limit, tick, ch)
-			continue
+			ch, by = make(chan struct{}), time.Now().Add(claimWait)
+			w.fetch, w.fetchBy = ch, by
+			go l.claimLease(w, k, m, limit, tick, ch)
 		}
 		w.mu.Unlock()
 		if retrying {
+			// The database failed to answer a moment ago, and may still
+			// hang: the claim asks it again off the request's path, which
+			// the process's own count serves meanwhile, so that no request
+			// waits on a database that is out.
 			l.srv.observeRateLimitFallback()
 			return l.local.count(app, class, limit, now)
 		}
 		// One claim at a time: wait for it, then take from it.
-		<-ch
+		if !awaitClaim(ch, by) {
+			// The database is slow, or has just stopped answering: the
+			// request is not held up for it. The process's own count
+			// judges it, and the lease, once here, pays for it.
+			w.mu.Lock()
+			if w.minute == m {
+				w.owed++
+			}
+			w.mu.Unlock()
+			l.srv.observeRateLimitFallback()
+			return l.local.count(app, class, limit, now)
+		}
+	}
+}
+
+// awaitClaim waits until by for a claim in flight to end (ch to close),
+// and reports whether it did. Every request waits for the same deadline,
+// the claim's: once a claim is late, the requests that come after are not
+// held up at all.
+func awaitClaim(ch <-chan struct{}, by time.Time) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+	}
+	wait := time.Until(by)
+	if wait <= 0 {
+		return false
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 
 // claimLease claims a lease of window k's minute m for w, and closes ch,
 // w's fetch, once it is answered. A failure counts locally for a while
-// (failed); the loop of take tries again.
+// (failed, before the requests waiting wake up to it); the loop of take
+// tries again.
 func (l *sharedLimiter) claimLease(w *sharedWindow, k limitKey, m int64, limit int, tick int64, ch chan struct{}) {
 	got, claimed, err := l.claim(k, m, max(1, limit/leaseShare), limit)
+	if err != nil {
+		l.failed(err)
+	} else {
+		l.answered()
+	}
 	w.mu.Lock()
 	w.fetch = nil
 	close(ch)
 	if err != nil {
 		w.mu.Unlock()
-		l.failed(err)
 		return
 	}
-	l.answered()
 	// A lease of a minute that ended meanwhile has nothing to give
 	// back: it is dropped.
 	if w.minute == m && !w.gone {
-		w.tokens += got
+		// The requests served while it was on its way are paid from it.
+		paid := min(w.owed, got)
+		w.tokens += got - paid
+		w.owed = 0
 		w.claimed, w.limit = claimed, limit
 		w.full, w.fullTick = got == 0, tick
 	}
@@ -272,33 +322,44 @@ func (l *sharedLimiter) exact(w *sharedWindow, k limitKey, now time.Time, limit 
 		return 0, reset, false
 	}
 	w.mu.Unlock()
-	if retrying {
-		// The database failed to answer a moment ago: this request's
-		// claim asks it again off the request's path, while the process's
-		// own count judges the request. Once the database answers, the
-		// request is counted in both: stricter by one, never looser.
-		go func() {
-			if got, claimed, err := l.claim(k, minute, 1, limit); err != nil {
-				l.failed(err)
-			} else {
-				l.answered()
-				l.exactClaimed(w, minute, limit, tick, got, claimed)
+	// The claim runs off the request's path, which waits for it up to
+	// claimWait, and not at all when the database failed to answer a
+	// moment ago: the process's own count then judges the request. Once
+	// the database answers, such a request is counted in both: stricter
+	// by one, never looser.
+	done := make(chan exactAnswer, 1)
+	go func() {
+		got, claimed, err := l.claim(k, minute, 1, limit)
+		if err != nil {
+			l.failed(err)
+			close(done)
+			return
+		}
+		l.answered()
+		done <- exactAnswer{l.exactClaimed(w, minute, limit, tick, got, claimed), claimed}
+	}()
+	if !retrying {
+		t := time.NewTimer(claimWait)
+		defer t.Stop()
+		select {
+		case a, ok := <-done:
+			if ok && !a.granted {
+				return 0, reset, false
 			}
-		}()
-		l.srv.observeRateLimitFallback()
-		return l.local.count(k.app, k.class, limit, now)
+			if ok {
+				return limit - a.claimed, reset, true
+			}
+		case <-t.C:
+		}
 	}
-	got, claimed, err := l.claim(k, minute, 1, limit)
-	if err != nil {
-		l.failed(err)
-		l.srv.observeRateLimitFallback()
-		return l.local.count(k.app, k.class, limit, now)
-	}
-	l.answered()
-	if !l.exactClaimed(w, minute, limit, tick, got, claimed) {
-		return 0, reset, false
-	}
-	return limit - claimed, reset, true
+	l.srv.observeRateLimitFallback()
+	return l.local.count(k.app, k.class, limit, now)
+}
+
+// exactAnswer is the database's answer to an exact window's claim.
+type exactAnswer struct {
+	granted bool
+	claimed int
 }
 
 // exactClaimed notes a claim of one request of an exact window, and
@@ -334,7 +395,7 @@ func (l *sharedLimiter) window(k limitKey) *sharedWindow {
 func (w *sharedWindow) begin(minute int64, now time.Time) {
 	w.minute = minute
 	w.ends = time.Now().Add(time.Unix((minute+1)*60, 0).Sub(now))
-	w.tokens, w.claimed, w.full = 0, 0, false
+	w.tokens, w.claimed, w.owed, w.full = 0, 0, 0, false
 	if n := w.next; n.minute == minute && n.tokens > 0 {
 		w.tokens, w.claimed, w.limit = n.tokens, n.claimed, n.limit
 	}
@@ -353,7 +414,7 @@ func (l *sharedLimiter) saw(minute int64) {
 
 func (l *sharedLimiter) claim(k limitKey, minute int64, want, limit int) (got, claimed int, err error) {
 	l.claims.Add(1)
-	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	return l.db.ClaimRate(ctx, store.RateWindow{App: k.app, Class: k.class, Minute: minute}, want, limit)
 }
@@ -462,7 +523,7 @@ func (l *sharedLimiter) giveBack(all bool) {
 			// The next minute's lease is here: the window goes on in it.
 			n := w.next
 			w.minute, w.ends = n.minute, w.ends.Add(time.Minute)
-			w.tokens, w.claimed, w.limit, w.full = n.tokens, n.claimed, n.limit, false
+			w.tokens, w.claimed, w.limit, w.full, w.owed = n.tokens, n.claimed, n.limit, false, 0
 			w.next = nextLease{}
 		case now.After(w.ends):
 			w.tokens = 0

@@ -453,3 +453,117 @@ func TestRateLimitDoesNotWaitOnAnOutDatabase(t *testing.T) {
 		return l.retryAt.Load() == 0
 	})
 }
+
+// TestRateLimitDoesNotWaitOnALateClaim: on PostgreSQL, a request whose
+// window holds nothing to serve it from waits for its claim at most
+// claimWait, then is judged by the process's own count, even when nothing
+// has failed yet (the database froze a moment ago): a leased window whose
+// lease went back unused, a leased window's minute not claimed ahead, an
+// exact window. Once the database answers, the claim counts the request
+// served meanwhile: the lease pays for it, the exact window counts it.
+// On SQLite the count is the process's own and never asks the database.
+func TestRateLimitDoesNotWaitOnALateClaim(t *testing.T) {
+	target := storetest.DB(t, filepath.Join(t.TempDir(), "test.db"))
+	var proxy *pgProxy
+	if pgtest.Selected() {
+		proxy = newPGProxy(t, target)
+		target = proxy.url
+	}
+	db, err := store.OpenWith(context.Background(), target, store.Options{Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	e := &testEnv{t: t, DB: db, Srv: newServer(db)}
+	t.Cleanup(e.Srv.Close)
+	leased, _, _, _ := e.newApp("leased", "enterprise", 100_000)
+	exact, _, _, _ := e.newApp("exact", "free", 0)
+	m0 := time.Date(2030, 1, 2, 3, 4, 10, 0, time.UTC)
+	m1 := m0.Add(time.Minute)
+	const bound = 300 * time.Millisecond // claimWait and a margin, far below sharedTimeout
+	take := func(what string, app int64, limit int, now time.Time) (remaining int) {
+		t.Helper()
+		start := time.Now()
+		remaining, _, ok := e.Srv.limiter.take(app, 0, limit, now)
+		if took := time.Since(start); !ok || took > bound {
+			if proxy != nil {
+				proxy.thaw()
+			}
+			t.Fatalf("%s: allowed %v after %v, want allowed within %v", what, ok, took, bound)
+		}
+		return remaining
+	}
+	if proxy == nil {
+		if e.Srv.limiter.shared != nil {
+			t.Fatal("SQLite: the rate limit is shared through the database")
+		}
+		take("SQLite", leased.ID, 100_000, m0)
+		take("SQLite, exact", exact.ID, 60, m0)
+		return
+	}
+	l := e.Srv.limiter.shared
+	l.every = time.Hour // the test sweeps by hand
+	// A late claim is answered once the proxy thaws, not failed.
+	l.timeout = time.Minute
+	window := func(app int64) *sharedWindow { return l.window(limitKey{app, 0}) }
+	landed := func(what string, w *sharedWindow) {
+		t.Helper()
+		testwait.Until(t, 10*time.Second, what, func() bool {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			return w.fetch == nil
+		})
+	}
+	const lease = 100_000 / leaseShare
+
+	// A lease that went back unused: the next request needs a claim.
+	take("first request", leased.ID, 100_000, m0)
+	l.tick.Add(idleTicks)
+	l.giveBack(false)
+	w := window(leased.ID)
+	if w.tokens != 0 {
+		t.Fatalf("after the idle lease went back the window holds %d", w.tokens)
+	}
+	proxy.freeze()
+	take("leased window after its lease went back, database frozen", leased.ID, 100_000, m0)
+	take("leased window while its claim is late", leased.ID, 100_000, m0)
+	proxy.thaw()
+	landed("the late lease to land", w)
+	if got, want := w.tokens, lease-2; got != want {
+		t.Fatalf("the late lease holds %d, want %d: the lease pays for the 2 requests served meanwhile", got, want)
+	}
+	if n := l.retryAt.Load(); n != 0 {
+		t.Fatal("a late claim that was answered counted as a failure")
+	}
+
+	// The next minute, not claimed ahead.
+	proxy.freeze()
+	take("leased window's next minute, not claimed ahead, database frozen", leased.ID, 100_000, m1)
+	proxy.thaw()
+	landed("the next minute's lease to land", w)
+	if got, want := w.tokens, lease-1; got != want {
+		t.Fatalf("the next minute's late lease holds %d, want %d", got, want)
+	}
+
+	// An exact window counts each request in the database.
+	if got := take("exact window", exact.ID, 60, m0); got != 59 {
+		t.Fatalf("exact window: remaining=%d, want 59", got)
+	}
+	proxy.freeze()
+	take("exact window, database frozen", exact.ID, 60, m0)
+	proxy.thaw()
+	raw, err := store.OpenSQL(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	testwait.Until(t, 10*time.Second, "the late exact claim to count", func() bool {
+		var used int
+		err := raw.QueryRow(`SELECT used FROM rate_limit_windows WHERE app_id = $1 AND class = 0 AND minute = $2`,
+			exact.ID, m0.Unix()/60).Scan(&used)
+		return err == nil && used == 2
+	})
+	if got := take("exact window after the late claim counted", exact.ID, 60, m0); got != 57 {
+		t.Fatalf("exact window: remaining=%d, want 57", got)
+	}
+}
