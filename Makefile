@@ -21,22 +21,38 @@ TEST_TIMEOUT ?= 30m
 
 # The race run leaves out cmd's end-to-end tests: they drive the service as
 # a binary of its own, built without the detector, which sees nothing of it.
-# cmd's in-process tests (RACE_CMD) do run under it.
-RACE_PACKAGES = $$($(GO) list ./... | grep -v '^service/cmd$$')
+# cmd's in-process tests (RACE_CMD) do run under it. The longest packages
+# come first, so that the short ones fill the other core behind them rather
+# than a long one starting last.
+RACE_FIRST = ./store ./handlers ./dashboard ./webhooks
+RACE_PACKAGES = $(RACE_FIRST) $$($(GO) list ./... | grep -vE '^service/(cmd|store|handlers|dashboard|webhooks)$$')
 RACE_CMD = -run '^(TestLogBuffer|TestInvokedAs|TestShellQuote)$$' ./cmd
 
+# The suite on SQLite and the PostgreSQL run go side by side: both spend
+# most of their time waiting (on the binaries, servers and browsers their
+# end-to-end tests start, on their timers), about one core of two between
+# them, and neither touches the other's databases. The PostgreSQL run's
+# output is held back until the SQLite run ends, so that the two do not
+# interleave. The race run, which keeps both cores busy, comes after.
 # The dashboard's browser tests need Chromium; without it they are skipped, loudly.
 test: lint
 	@if command -v chromium >/dev/null 2>&1 || [ -n "$$CHROMIUM" ]; then \
 	  echo "make test: dashboard browser tests run in headless Chromium; screenshots in $${DASHBOARD_SCREENSHOTS:-$${TMPDIR:-/tmp}/service-dashboard-screenshots}"; \
 	else echo "!!! make test: chromium not found: the dashboard browser tests will be SKIPPED (apt-get install chromium) !!!"; fi
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@pglog=$$(mktemp); trap 'rm -f "$$pglog"' EXIT; \
+	echo "make test: the PostgreSQL run (make test-postgres) goes beside the SQLite run; its output follows it"; \
+	$(MAKE) --no-print-directory test-postgres >"$$pglog" 2>&1 & pg=$$!; \
+	echo "$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./..."; \
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) ./...; rc=$$?; \
+	wait $$pg; pgrc=$$?; \
+	echo "--- make test-postgres (beside the SQLite run):"; cat "$$pglog"; \
+	[ $$pgrc -eq 0 ] || echo "make test: the PostgreSQL run FAILED (exit $$pgrc)"; \
+	[ $$rc -eq 0 ] && [ $$pgrc -eq 0 ]
 	@if command -v gcc >/dev/null 2>&1; then \
 	  echo "CGO_ENABLED=1 $(GO) test -count=1 -race ./... (cmd: its in-process tests only)"; \
 	  CGO_ENABLED=1 $(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) $(RACE_PACKAGES) && \
 	  CGO_ENABLED=1 $(GO) test -count=1 -race -timeout $(TEST_TIMEOUT) $(RACE_CMD); \
 	else echo "make test: no gcc, race detector run skipped"; fi
-	@$(MAKE) --no-print-directory test-postgres
 	@$(MAKE) --no-print-directory sdk-test
 
 # The PostgreSQL run: the suites that touch the database again, on
@@ -45,7 +61,8 @@ test: lint
 # through scripts/with-postgres.sh, which starts a throwaway server (from Debian's postgresql package, or PG_BINDIR) and stops it at
 # the end, or uses SERVICE_TEST_POSTGRES_URL's server when that is set.
 # Without PostgreSQL's server binaries the run is skipped, loudly.
-PG_PACKAGES ?= ./store ./handlers ./dashboard ./scheduler ./webhooks ./metrics ./cmd
+# cmd, the longest, comes first (see RACE_FIRST).
+PG_PACKAGES ?= ./cmd ./store ./handlers ./dashboard ./scheduler ./webhooks ./metrics
 test-postgres:
 	@./scripts/with-postgres.sh env SERVICE_TEST_STORE=postgres $(GO) test -count=1 -timeout $(TEST_TIMEOUT) -skip 'InBrowser$$' $(PG_PACKAGES); rc=$$?; \
 	if [ $$rc -eq 3 ]; then \
