@@ -23,8 +23,9 @@ import (
 // user's first variant request sent to two replicas at once, on a
 // round-robin campaign and on a weighted one, and goal events, every
 // replica's batches holding all three at once. In the PostgreSQL run the
-// mix runs for 15 s: PostgreSQL detects no deadlock, and p99 stays under
-// 100 ms (a deadlock costs its victim the server's deadlock_timeout, 1 s).
+// mix runs for 15 s, and PostgreSQL detects no deadlock: its own count of
+// them (pg_stat_database) is the measure, not the requests' latencies,
+// which say as much about how busy the machine is (they are logged).
 // In either run every request is answered once and correctly: no error,
 // one variant per user and campaign, one impression per user, round robin
 // splitting its users evenly, one conversion per user.
@@ -191,7 +192,7 @@ func TestReplicasE2ENoDeadlocks(t *testing.T) {
 		}
 	}
 	slices.Sort(latencies)
-	p99 := latencies[len(latencies)*99/100]
+	p99 := quantile(latencies, 0.99)
 	var after int64
 	if deadlocks != nil {
 		e2eWait(t, 10*time.Second, "the replicas' sessions to end", func() bool {
@@ -208,9 +209,6 @@ func TestReplicasE2ENoDeadlocks(t *testing.T) {
 	}
 	if after != before {
 		t.Fatalf("PostgreSQL detected %d deadlocks, want 0", after-before)
-	}
-	if pgtest.Selected() && p99 > 100*time.Millisecond {
-		t.Fatalf("p99 %v, want under 100ms", p99)
 	}
 
 	// What was stored: one impression and one conversion per user in each
