@@ -87,6 +87,10 @@ if [ "$STORE" = postgres ] && [ -z "${PG_DATADIR:-}" ]; then
 	# A server of its own: the figures need its durability settings and
 	# its pinning, which a shared server's would not have.
 	unset SERVICE_TEST_POSTGRES_URL
+	if [ "$MODE" = profile ]; then
+		# The profile reports what PostgreSQL spent on each statement.
+		export PG_SETTINGS="${PG_SETTINGS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+	fi
 	exec env PG_DURABLE=1 ./scripts/with-postgres.sh "$0" "$@"
 fi
 BIN=${BIN:-./service}
@@ -593,8 +597,20 @@ profile() {
 		curl -fsS -o "$file" "http://$PPROF_ADDR/debug/pprof/profile?seconds=$((secs - 1))" &
 	fi
 	local pid=$!
+	if [ "$STORE" = postgres ]; then
+		"$PG_BINDIR/psql" -Atq "$DB" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" -c "SELECT pg_stat_statements_reset()" >/dev/null
+	fi
 	wrkrun "$DURATION" "$(url "$s")" "$(script "$s-p" "$s" p)"
 	wait "$pid"
+	if [ "$STORE" = postgres ]; then
+		# Per statement over the measured run: calls, rows, total and mean
+		# execution time, and the share of all statements' time.
+		echo "PostgreSQL statements over the run (pg_stat_statements, by total time):"
+		"$PG_BINDIR/psql" -q "$DB" -P pager=off -c "SELECT calls, rows, round(total_exec_time::numeric, 1) AS total_ms,
+			round(mean_exec_time::numeric, 3) AS mean_ms, round((100 * total_exec_time / sum(total_exec_time) OVER ())::numeric, 1) AS pct,
+			left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
+			FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'load') ORDER BY total_exec_time DESC LIMIT 15"
+	fi
 	if [ -n "${TRACE:-}" ]; then
 		echo "trace: $file (go tool trace $file)"
 	else
