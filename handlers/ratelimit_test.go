@@ -379,6 +379,57 @@ func TestRateLimitWithoutSharedCount(t *testing.T) {
 	}
 }
 
+// outageLimiter is a server whose rate limits a test judges against a
+// database it can freeze (on PostgreSQL, through a pgProxy; nil on SQLite),
+// with a leased app (limit 100,000) and an exact one (a free app's 60).
+type outageLimiter struct {
+	e             *testEnv
+	proxy         *pgProxy
+	target        string
+	leased, exact int64
+}
+
+func newOutageLimiter(t *testing.T) *outageLimiter {
+	t.Helper()
+	target := storetest.DB(t, filepath.Join(t.TempDir(), "test.db"))
+	o := &outageLimiter{}
+	if pgtest.Selected() {
+		o.proxy = newPGProxy(t, target)
+		target = o.proxy.url
+	}
+	o.target = target
+	db, err := store.OpenWith(context.Background(), target, store.Options{Timeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	o.e = &testEnv{t: t, DB: db, Srv: newServer(db)}
+	t.Cleanup(o.e.Srv.Close)
+	leased, _, _, _ := o.e.newApp("leased", "enterprise", 100_000)
+	exact, _, _, _ := o.e.newApp("exact", "free", 0)
+	o.leased, o.exact = leased.ID, exact.ID
+	return o
+}
+
+// outageBound is how long a request may wait on the shared count: claimWait
+// and a margin, far below sharedTimeout.
+const outageBound = 300 * time.Millisecond
+
+// take judges one request of app by the clock reading now, which must be
+// allowed within outageBound, and returns X-RateLimit-Remaining's figure.
+func (o *outageLimiter) take(what string, app int64, limit int, now time.Time) (remaining int) {
+	o.e.t.Helper()
+	start := time.Now()
+	remaining, _, ok := o.e.Srv.limiter.take(app, 0, limit, now)
+	if took := time.Since(start); !ok || took > outageBound {
+		if o.proxy != nil {
+			o.proxy.thaw()
+		}
+		o.e.t.Fatalf("%s: allowed %v after %v, want allowed within %v", what, ok, took, outageBound)
+	}
+	return remaining
+}
+
 // TestRateLimitDoesNotWaitOnAnOutDatabase: on PostgreSQL, with the
 // database frozen, no request waits for the shared count where the
 // process can judge it without: a leased window claimed its next minute's
@@ -388,67 +439,43 @@ func TestRateLimitWithoutSharedCount(t *testing.T) {
 // exact limit alike. Both would otherwise wait sharedTimeout (1 s). On
 // SQLite the count is the process's own and never asks the database.
 func TestRateLimitDoesNotWaitOnAnOutDatabase(t *testing.T) {
-	target := storetest.DB(t, filepath.Join(t.TempDir(), "test.db"))
-	var proxy *pgProxy
-	if pgtest.Selected() {
-		proxy = newPGProxy(t, target)
-		target = proxy.url
-	}
-	db, err := store.OpenWith(context.Background(), target, store.Options{Timeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e := &testEnv{t: t, DB: db, Srv: newServer(db)}
-	t.Cleanup(e.Srv.Close)
-	leased, _, _, _ := e.newApp("leased", "enterprise", 100_000)
-	exact, _, _, _ := e.newApp("exact", "free", 0)
+	o := newOutageLimiter(t)
+	e, proxy, take := o.e, o.proxy, o.take
+	leased, exact := o.leased, o.exact
 	// Clock readings: the last second of a minute, and the next two.
 	m0 := time.Date(2030, 1, 2, 3, 4, 59, 0, time.UTC)
 	m1, m2 := m0.Add(2*time.Second), m0.Add(62*time.Second)
-	const bound = 300 * time.Millisecond // far below sharedTimeout
-	take := func(what string, app int64, limit int, now time.Time) {
-		t.Helper()
-		start := time.Now()
-		_, _, ok := e.Srv.limiter.take(app, 0, limit, now)
-		if took := time.Since(start); !ok || took > bound {
-			if proxy != nil {
-				proxy.thaw()
-			}
-			t.Fatalf("%s: allowed %v after %v, want allowed within %v", what, ok, took, bound)
-		}
-	}
 	if proxy == nil {
 		if e.Srv.limiter.shared != nil {
 			t.Fatal("SQLite: the rate limit is shared through the database")
 		}
-		take("SQLite", leased.ID, 100_000, m0)
-		take("SQLite, next minute", leased.ID, 100_000, m1)
+		take("SQLite", leased, 100_000, m0)
+		take("SQLite, next minute", leased, 100_000, m1)
 		return
 	}
 	l := e.Srv.limiter.shared
 	l.every = time.Hour // the test sweeps by hand
 
-	take("first request", leased.ID, 100_000, m0)
+	take("first request", leased, 100_000, m0)
 	// The last sweep of the minute claims the next minute's lease.
 	l.tick.Add(1)
 	l.prefetch()
 	proxy.freeze()
-	take("first request of the next minute, database frozen", leased.ID, 100_000, m1)
+	take("first request of the next minute, database frozen", leased, 100_000, m1)
 
 	// The count failed a second ago: the request that asks again does not
 	// wait for the answer.
 	l.failed(errors.New("test: the database did not answer"))
 	l.retryAt.Store(time.Now().UnixNano())
-	take("leased window asking again, database frozen", leased.ID, 100_000, m2)
+	take("leased window asking again, database frozen", leased, 100_000, m2)
 	l.retryAt.Store(time.Now().UnixNano())
-	take("exact window asking again, database frozen", exact.ID, 60, m2)
+	take("exact window asking again, database frozen", exact, 60, m2)
 
 	// Back: a claim asked again off the path brings the shared count back.
 	proxy.thaw()
 	testwait.Until(t, 10*time.Second, "the shared count to answer again", func() bool {
 		if at := l.retryAt.Load(); at != 0 && time.Now().UnixNano() >= at {
-			e.Srv.limiter.take(exact.ID, 0, 60, m2)
+			e.Srv.limiter.take(exact, 0, 60, m2)
 		}
 		return l.retryAt.Load() == 0
 	})
@@ -463,42 +490,17 @@ func TestRateLimitDoesNotWaitOnAnOutDatabase(t *testing.T) {
 // served meanwhile: the lease pays for it, the exact window counts it.
 // On SQLite the count is the process's own and never asks the database.
 func TestRateLimitDoesNotWaitOnALateClaim(t *testing.T) {
-	target := storetest.DB(t, filepath.Join(t.TempDir(), "test.db"))
-	var proxy *pgProxy
-	if pgtest.Selected() {
-		proxy = newPGProxy(t, target)
-		target = proxy.url
-	}
-	db, err := store.OpenWith(context.Background(), target, store.Options{Timeout: 300 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	e := &testEnv{t: t, DB: db, Srv: newServer(db)}
-	t.Cleanup(e.Srv.Close)
-	leased, _, _, _ := e.newApp("leased", "enterprise", 100_000)
-	exact, _, _, _ := e.newApp("exact", "free", 0)
+	o := newOutageLimiter(t)
+	e, proxy, take := o.e, o.proxy, o.take
+	leased, exact := o.leased, o.exact
 	m0 := time.Date(2030, 1, 2, 3, 4, 10, 0, time.UTC)
 	m1 := m0.Add(time.Minute)
-	const bound = 300 * time.Millisecond // claimWait and a margin, far below sharedTimeout
-	take := func(what string, app int64, limit int, now time.Time) (remaining int) {
-		t.Helper()
-		start := time.Now()
-		remaining, _, ok := e.Srv.limiter.take(app, 0, limit, now)
-		if took := time.Since(start); !ok || took > bound {
-			if proxy != nil {
-				proxy.thaw()
-			}
-			t.Fatalf("%s: allowed %v after %v, want allowed within %v", what, ok, took, bound)
-		}
-		return remaining
-	}
 	if proxy == nil {
 		if e.Srv.limiter.shared != nil {
 			t.Fatal("SQLite: the rate limit is shared through the database")
 		}
-		take("SQLite", leased.ID, 100_000, m0)
-		take("SQLite, exact", exact.ID, 60, m0)
+		take("SQLite", leased, 100_000, m0)
+		take("SQLite, exact", exact, 60, m0)
 		return
 	}
 	l := e.Srv.limiter.shared
@@ -517,16 +519,16 @@ func TestRateLimitDoesNotWaitOnALateClaim(t *testing.T) {
 	const lease = 100_000 / leaseShare
 
 	// A lease that went back unused: the next request needs a claim.
-	take("first request", leased.ID, 100_000, m0)
+	take("first request", leased, 100_000, m0)
 	l.tick.Add(idleTicks)
 	l.giveBack(false)
-	w := window(leased.ID)
+	w := window(leased)
 	if w.tokens != 0 {
 		t.Fatalf("after the idle lease went back the window holds %d", w.tokens)
 	}
 	proxy.freeze()
-	take("leased window after its lease went back, database frozen", leased.ID, 100_000, m0)
-	take("leased window while its claim is late", leased.ID, 100_000, m0)
+	take("leased window after its lease went back, database frozen", leased, 100_000, m0)
+	take("leased window while its claim is late", leased, 100_000, m0)
 	proxy.thaw()
 	landed("the late lease to land", w)
 	if got, want := w.tokens, lease-2; got != want {
@@ -538,7 +540,7 @@ func TestRateLimitDoesNotWaitOnALateClaim(t *testing.T) {
 
 	// The next minute, not claimed ahead.
 	proxy.freeze()
-	take("leased window's next minute, not claimed ahead, database frozen", leased.ID, 100_000, m1)
+	take("leased window's next minute, not claimed ahead, database frozen", leased, 100_000, m1)
 	proxy.thaw()
 	landed("the next minute's lease to land", w)
 	if got, want := w.tokens, lease-1; got != want {
@@ -546,13 +548,13 @@ func TestRateLimitDoesNotWaitOnALateClaim(t *testing.T) {
 	}
 
 	// An exact window counts each request in the database.
-	if got := take("exact window", exact.ID, 60, m0); got != 59 {
+	if got := take("exact window", exact, 60, m0); got != 59 {
 		t.Fatalf("exact window: remaining=%d, want 59", got)
 	}
 	proxy.freeze()
-	take("exact window, database frozen", exact.ID, 60, m0)
+	take("exact window, database frozen", exact, 60, m0)
 	proxy.thaw()
-	raw, err := store.OpenSQL(target)
+	raw, err := store.OpenSQL(o.target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -560,10 +562,10 @@ func TestRateLimitDoesNotWaitOnALateClaim(t *testing.T) {
 	testwait.Until(t, 10*time.Second, "the late exact claim to count", func() bool {
 		var used int
 		err := raw.QueryRow(`SELECT used FROM rate_limit_windows WHERE app_id = $1 AND class = 0 AND minute = $2`,
-			exact.ID, m0.Unix()/60).Scan(&used)
+			exact, m0.Unix()/60).Scan(&used)
 		return err == nil && used == 2
 	})
-	if got := take("exact window after the late claim counted", exact.ID, 60, m0); got != 57 {
+	if got := take("exact window after the late claim counted", exact, 60, m0); got != 57 {
 		t.Fatalf("exact window: remaining=%d, want 57", got)
 	}
 }
