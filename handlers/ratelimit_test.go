@@ -430,6 +430,26 @@ func (o *outageLimiter) take(what string, app int64, limit int, now time.Time) (
 	return remaining
 }
 
+// shared returns the server's limiter over the shared count, sweeping
+// only by hand; on SQLite, where there is none, it checks that the
+// process's own count judges requests at now without waiting, and
+// returns nil.
+func (o *outageLimiter) shared(now time.Time) *sharedLimiter {
+	o.e.t.Helper()
+	if o.proxy == nil {
+		if o.e.Srv.limiter.shared != nil {
+			o.e.t.Fatal("SQLite: the rate limit is shared through the database")
+		}
+		o.take("SQLite, leased", o.leased, 100_000, now)
+		o.take("SQLite, exact", o.exact, 60, now)
+		o.take("SQLite, next minute", o.leased, 100_000, now.Add(time.Minute))
+		return nil
+	}
+	l := o.e.Srv.limiter.shared
+	l.every = time.Hour // the test sweeps by hand
+	return l
+}
+
 // TestRateLimitDoesNotWaitOnAnOutDatabase: on PostgreSQL, with the
 // database frozen, no request waits for the shared count where the
 // process can judge it without: a leased window claimed its next minute's
@@ -445,16 +465,10 @@ func TestRateLimitDoesNotWaitOnAnOutDatabase(t *testing.T) {
 	// Clock readings: the last second of a minute, and the next two.
 	m0 := time.Date(2030, 1, 2, 3, 4, 59, 0, time.UTC)
 	m1, m2 := m0.Add(2*time.Second), m0.Add(62*time.Second)
-	if proxy == nil {
-		if e.Srv.limiter.shared != nil {
-			t.Fatal("SQLite: the rate limit is shared through the database")
-		}
-		take("SQLite", leased, 100_000, m0)
-		take("SQLite, next minute", leased, 100_000, m1)
+	l := o.shared(m0)
+	if l == nil {
 		return
 	}
-	l := e.Srv.limiter.shared
-	l.every = time.Hour // the test sweeps by hand
 
 	take("first request", leased, 100_000, m0)
 	// The last sweep of the minute claims the next minute's lease.
@@ -491,20 +505,14 @@ func TestRateLimitDoesNotWaitOnAnOutDatabase(t *testing.T) {
 // On SQLite the count is the process's own and never asks the database.
 func TestRateLimitDoesNotWaitOnALateClaim(t *testing.T) {
 	o := newOutageLimiter(t)
-	e, proxy, take := o.e, o.proxy, o.take
+	proxy, take := o.proxy, o.take
 	leased, exact := o.leased, o.exact
 	m0 := time.Date(2030, 1, 2, 3, 4, 10, 0, time.UTC)
 	m1 := m0.Add(time.Minute)
-	if proxy == nil {
-		if e.Srv.limiter.shared != nil {
-			t.Fatal("SQLite: the rate limit is shared through the database")
-		}
-		take("SQLite", leased, 100_000, m0)
-		take("SQLite, exact", exact, 60, m0)
+	l := o.shared(m0)
+	if l == nil {
 		return
 	}
-	l := e.Srv.limiter.shared
-	l.every = time.Hour // the test sweeps by hand
 	// A late claim is answered once the proxy thaws, not failed.
 	l.timeout = time.Minute
 	window := func(app int64) *sharedWindow { return l.window(limitKey{app, 0}) }
