@@ -24,12 +24,12 @@ import (
 // memory, so the hot paths make one round trip per lease, not per request.
 // One claim at a time per window and process: requests that arrive while
 // it is in flight wait for it and are served from it. The limit is not
-// exceeded while the database answers within claimWait. What leasing costs is the requests that processes hold unused
-// when the window fills: at most one lease each, so at most 1% of the
-// limit per process (3% at 3 processes). A lease left unused for idleTicks
-// seconds goes back to the shared count, where other processes may claim
-// it, and so does every lease on close; when its minute ends a lease has
-// nothing to give back.
+// exceeded while the database answers within claimWait. What leasing
+// costs is the requests that processes hold unused when the window fills:
+// at most one lease each, so at most 1% of the limit per process (3% at 3
+// processes). A lease left unused for idleTicks seconds goes back to the
+// shared count, where other processes may claim it, and so does every
+// lease on close; when its minute ends a lease has nothing to give back.
 //
 // Remaining, for a leased window, is the limit less what every process had
 // claimed at this process's last claim, plus what this process still
