@@ -23,13 +23,13 @@ import (
 // store never grants more than is left) and serves requests from it in
 // memory, so the hot paths make one round trip per lease, not per request.
 // One claim at a time per window and process: requests that arrive while
-// it is in flight wait for it and are served from it. The limit is not
-// exceeded while the database answers within claimWait. What leasing
-// costs is the requests that processes hold unused when the window fills:
-// at most one lease each, so at most 1% of the limit per process (3% at 3
-// processes). A lease left unused for idleTicks seconds goes back to the
-// shared count, where other processes may claim it, and so does every
-// lease on close; when its minute ends a lease has nothing to give back.
+// it is in flight wait for it and are served from it. The limit is never
+// exceeded. What leasing costs is the requests that processes hold unused
+// when the window fills: at most one lease each, so at most 1% of the
+// limit per process (3% at 3 processes). A lease left unused for idleTicks
+// seconds goes back to the shared count, where other processes may claim
+// it, but for idleKeep requests, and so does every lease on close, whole;
+// when its minute ends a lease has nothing to give back.
 //
 // Remaining, for a leased window, is the limit less what every process had
 // claimed at this process's last claim, plus what this process still
@@ -46,16 +46,11 @@ import (
 //
 // A leased window in use claims its next minute's lease in the last
 // seconds of a minute (prefetch), so that the first requests of a minute
-// do not wait for a claim either. The claims still made while requests
-// wait (an exact window's, a lease used up or gone back unused, a minute
-// not claimed ahead) hold them up for claimWait at most, not for
-// sharedTimeout: a database that has just stopped answering, before
-// anything failed, would otherwise hold up every request that needs a
-// claim for a second. A request that stopped waiting is judged by the
-// process's own count; the claim goes on, and when it is answered it
-// counts that request too (a lease pays for the requests served while it
-// was late; an exact window's claim is the request's). What a lease
-// cannot pay for, the window full, is what the limit was exceeded by.
+// do not wait for a claim either: a database that has just stopped
+// answering would hold them up for sharedTimeout. Nor does the request
+// that wakes a window whose lease went back unused (idleKeep). Only the
+// claims of a window of an exact limit, and a lease used up within its
+// minute, are made on a request's path.
 //
 // Old windows are deleted by time: once a minute, each process deletes the
 // windows older than the minute before the newest it has served, which
@@ -73,12 +68,13 @@ const (
 	// idleTicks is how many sweeps a lease may go unused before it goes
 	// back.
 	idleTicks = 2
+	// idleKeep is what a lease that goes back unused keeps: the request
+	// that wakes its window is answered from it, not from a claim on its
+	// path, which a database that has just stopped answering would hold
+	// up for sharedTimeout.
+	idleKeep = 1
 	// sharedTimeout bounds a claim; a claim that takes longer failed.
 	sharedTimeout = time.Second
-	// claimWait bounds how long a request waits for a claim: far above
-	// a claim's round trip, far below sharedTimeout, so that a database
-	// that has just stopped answering holds no request up for long.
-	claimWait = 100 * time.Millisecond
 	// sharedRetry is how long the process counts on its own after the
 	// database failed to answer, before it asks it again.
 	sharedRetry = time.Second
@@ -114,9 +110,8 @@ type sharedLimiter struct {
 	// the requests.
 	claims atomic.Int64
 	// every is the sweeper's period, sweepEvery (tests lengthen it to
-	// sweep by hand); timeout bounds a claim, sharedTimeout (tests
-	// lengthen it to answer a late claim before it fails).
-	every, timeout time.Duration
+	// sweep by hand).
+	every time.Duration
 
 	// The sweeper runs while there are windows, and stops for good on
 	// close.
@@ -144,12 +139,7 @@ type sharedWindow struct {
 	// process's last claim, less what it gave back since.
 	claimed int
 	// fetch is closed when the claim in flight ends; nil when none is.
-	// fetchBy is when the requests stop waiting for it.
-	fetch   chan struct{}
-	fetchBy time.Time
-	// owed counts the requests of this minute served while its claim was
-	// late, which the lease pays for when it comes.
-	owed int
+	fetch chan struct{}
 	// full: the last claim found the window full, at tick fullTick.
 	full     bool
 	fullTick int64
@@ -168,7 +158,7 @@ type nextLease struct {
 }
 
 func newSharedLimiter(db *store.DB, srv *Server, local *limiter) *sharedLimiter {
-	return &sharedLimiter{db: db, srv: srv, local: local, every: sweepEvery, timeout: sharedTimeout}
+	return &sharedLimiter{db: db, srv: srv, local: local, every: sweepEvery}
 }
 
 // take counts one request against the shared window; it answers as
@@ -223,86 +213,52 @@ func (l *sharedLimiter) take(app int64, class, limit int, now time.Time) (remain
 			l.srv.observeRateLimitFallback()
 			return l.local.count(app, class, limit, now)
 		}
-		ch, by := w.fetch, w.fetchBy
+		ch := w.fetch
 		if ch == nil {
-			ch, by = make(chan struct{}), time.Now().Add(claimWait)
-			w.fetch, w.fetchBy = ch, by
-			go l.claimLease(w, k, m, limit, tick, ch)
+			ch = make(chan struct{})
+			w.fetch = ch
+			if retrying {
+				// The database failed to answer a moment ago, and may
+				// still hang: ask it again off the request's path, which
+				// the process's own count serves meanwhile, so that no
+				// request waits on a database that is out.
+				w.mu.Unlock()
+				go l.claimLease(w, k, m, limit, tick, ch)
+				l.srv.observeRateLimitFallback()
+				return l.local.count(app, class, limit, now)
+			}
+			w.mu.Unlock()
+			l.claimLease(w, k, m, limit, tick, ch)
+			continue
 		}
 		w.mu.Unlock()
 		if retrying {
-			// The database failed to answer a moment ago, and may still
-			// hang: the claim asks it again off the request's path, which
-			// the process's own count serves meanwhile, so that no request
-			// waits on a database that is out.
 			l.srv.observeRateLimitFallback()
 			return l.local.count(app, class, limit, now)
 		}
 		// One claim at a time: wait for it, then take from it.
-		if !awaitClaim(ch, by) {
-			// The database is slow, or has just stopped answering: the
-			// request is not held up for it. The process's own count
-			// judges it, and the lease, once here, pays for it.
-			w.mu.Lock()
-			if w.minute == m {
-				w.owed++
-			}
-			w.mu.Unlock()
-			l.srv.observeRateLimitFallback()
-			return l.local.count(app, class, limit, now)
-		}
-	}
-}
-
-// awaitClaim waits until by for a claim in flight to end (ch to close),
-// and reports whether it did. Every request waits for the same deadline,
-// the claim's: once a claim is late, the requests that come after are not
-// held up at all.
-func awaitClaim(ch <-chan struct{}, by time.Time) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-	}
-	wait := time.Until(by)
-	if wait <= 0 {
-		return false
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-t.C:
-		return false
+		<-ch
 	}
 }
 
 // claimLease claims a lease of window k's minute m for w, and closes ch,
 // w's fetch, once it is answered. A failure counts locally for a while
-// (failed, before the requests waiting wake up to it); the loop of take
-// tries again.
+// (failed); the loop of take tries again.
 func (l *sharedLimiter) claimLease(w *sharedWindow, k limitKey, m int64, limit int, tick int64, ch chan struct{}) {
 	got, claimed, err := l.claim(k, m, max(1, limit/leaseShare), limit)
-	if err != nil {
-		l.failed(err)
-	} else {
-		l.answered()
-	}
 	w.mu.Lock()
 	w.fetch = nil
 	close(ch)
 	if err != nil {
 		w.mu.Unlock()
+		l.failed(err)
 		return
 	}
+	l.answered()
 	// A lease of a minute that ended meanwhile has nothing to give
 	// back: it is dropped.
 	if w.minute == m && !w.gone {
-		// The requests served while it was on its way are paid from it.
-		paid := min(w.owed, got)
-		w.tokens += got - paid
-		w.owed = 0
+		w.tokens += got
 		w.claimed, w.limit = claimed, limit
 		w.full, w.fullTick = got == 0, tick
 	}
@@ -322,44 +278,33 @@ func (l *sharedLimiter) exact(w *sharedWindow, k limitKey, now time.Time, limit 
 		return 0, reset, false
 	}
 	w.mu.Unlock()
-	// The claim runs off the request's path, which waits for it up to
-	// claimWait, and not at all when the database failed to answer a
-	// moment ago: the process's own count then judges the request. Once
-	// the database answers, such a request is counted in both: stricter
-	// by one, never looser.
-	done := make(chan exactAnswer, 1)
-	go func() {
-		got, claimed, err := l.claim(k, minute, 1, limit)
-		if err != nil {
-			l.failed(err)
-			close(done)
-			return
-		}
-		l.answered()
-		done <- exactAnswer{l.exactClaimed(w, minute, limit, tick, got, claimed), claimed}
-	}()
-	if !retrying {
-		t := time.NewTimer(claimWait)
-		defer t.Stop()
-		select {
-		case a, ok := <-done:
-			if ok && !a.granted {
-				return 0, reset, false
+	if retrying {
+		// The database failed to answer a moment ago: this request's
+		// claim asks it again off the request's path, while the process's
+		// own count judges the request. Once the database answers, the
+		// request is counted in both: stricter by one, never looser.
+		go func() {
+			if got, claimed, err := l.claim(k, minute, 1, limit); err != nil {
+				l.failed(err)
+			} else {
+				l.answered()
+				l.exactClaimed(w, minute, limit, tick, got, claimed)
 			}
-			if ok {
-				return limit - a.claimed, reset, true
-			}
-		case <-t.C:
-		}
+		}()
+		l.srv.observeRateLimitFallback()
+		return l.local.count(k.app, k.class, limit, now)
 	}
-	l.srv.observeRateLimitFallback()
-	return l.local.count(k.app, k.class, limit, now)
-}
-
-// exactAnswer is the database's answer to an exact window's claim.
-type exactAnswer struct {
-	granted bool
-	claimed int
+	got, claimed, err := l.claim(k, minute, 1, limit)
+	if err != nil {
+		l.failed(err)
+		l.srv.observeRateLimitFallback()
+		return l.local.count(k.app, k.class, limit, now)
+	}
+	l.answered()
+	if !l.exactClaimed(w, minute, limit, tick, got, claimed) {
+		return 0, reset, false
+	}
+	return limit - claimed, reset, true
 }
 
 // exactClaimed notes a claim of one request of an exact window, and
@@ -395,7 +340,7 @@ func (l *sharedLimiter) window(k limitKey) *sharedWindow {
 func (w *sharedWindow) begin(minute int64, now time.Time) {
 	w.minute = minute
 	w.ends = time.Now().Add(time.Unix((minute+1)*60, 0).Sub(now))
-	w.tokens, w.claimed, w.owed, w.full = 0, 0, 0, false
+	w.tokens, w.claimed, w.full = 0, 0, false
 	if n := w.next; n.minute == minute && n.tokens > 0 {
 		w.tokens, w.claimed, w.limit = n.tokens, n.claimed, n.limit
 	}
@@ -414,7 +359,7 @@ func (l *sharedLimiter) saw(minute int64) {
 
 func (l *sharedLimiter) claim(k limitKey, minute int64, want, limit int) (got, claimed int, err error) {
 	l.claims.Add(1)
-	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), sharedTimeout)
 	defer cancel()
 	return l.db.ClaimRate(ctx, store.RateWindow{App: k.app, Class: k.class, Minute: minute}, want, limit)
 }
@@ -523,7 +468,7 @@ func (l *sharedLimiter) giveBack(all bool) {
 			// The next minute's lease is here: the window goes on in it.
 			n := w.next
 			w.minute, w.ends = n.minute, w.ends.Add(time.Minute)
-			w.tokens, w.claimed, w.limit, w.full, w.owed = n.tokens, n.claimed, n.limit, false, 0
+			w.tokens, w.claimed, w.limit, w.full = n.tokens, n.claimed, n.limit, false
 			w.next = nextLease{}
 		case now.After(w.ends):
 			w.tokens = 0
@@ -532,10 +477,15 @@ func (l *sharedLimiter) giveBack(all bool) {
 				l.windows.Delete(key)
 			}
 		default:
-			if w.tokens > 0 && (all || tick-w.last >= idleTicks) {
-				back = append(back, lease{k: key.(limitKey), minute: w.minute, n: w.tokens, limit: w.limit})
-				w.claimed -= w.tokens
-				w.tokens = 0
+			keep := idleKeep
+			if all {
+				keep = 0
+			}
+			if w.tokens > keep && (all || tick-w.last >= idleTicks) {
+				n := w.tokens - keep
+				back = append(back, lease{k: key.(limitKey), minute: w.minute, n: n, limit: w.limit})
+				w.claimed -= n
+				w.tokens = keep
 			}
 			if n := w.next; n.tokens > 0 && (all || tick-w.last >= idleTicks) {
 				back = append(back, lease{k: key.(limitKey), minute: n.minute, n: n.tokens, limit: n.limit})
