@@ -487,9 +487,15 @@ func (l *sharedLimiter) giveBack(all bool) {
 				w.claimed -= n
 				w.tokens = keep
 			}
-			if n := w.next; n.tokens > 0 && (all || tick-w.last >= idleTicks) {
-				back = append(back, lease{k: key.(limitKey), minute: n.minute, n: n.tokens, limit: n.limit})
-				w.next = nextLease{}
+			// So does a lease claimed ahead: the first request of its
+			// minute is answered from what it keeps.
+			if n := w.next; n.tokens > keep && (all || tick-w.last >= idleTicks) {
+				back = append(back, lease{k: key.(limitKey), minute: n.minute, n: n.tokens - keep, limit: n.limit})
+				w.next.claimed -= n.tokens - keep
+				w.next.tokens = keep
+				if keep == 0 {
+					w.next = nextLease{}
+				}
 			}
 		}
 		w.mu.Unlock()

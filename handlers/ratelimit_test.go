@@ -499,7 +499,8 @@ func TestRateLimitDoesNotWaitOnAnOutDatabase(t *testing.T) {
 // TestRateLimitWakesAnIdleWindowFromMemory: on PostgreSQL, a lease that
 // goes back unused keeps one request, so that the request that wakes its
 // window is answered from memory even when the database has just frozen
-// and nothing has failed yet; a claim on its path would wait sharedTimeout
+// and nothing has failed yet, and so does a lease claimed ahead for the
+// next minute, for that minute's first request; a claim on its path would wait sharedTimeout
 // (1 s). What went back is in the shared count for other processes; on
 // close a lease goes back whole. On SQLite the count is the process's own
 // and never asks the database.
@@ -543,6 +544,27 @@ func TestRateLimitWakesAnIdleWindowFromMemory(t *testing.T) {
 	if got := used(); got != 2 {
 		t.Fatalf("the shared count holds %d, want 2: the request was served from what the window kept", got)
 	}
+
+	// A lease claimed ahead for the next minute keeps one request too, so
+	// that the first request of that minute is answered from memory.
+	idle, _, _, _ := o.e.newApp("idle", "enterprise", 100_000)
+	// 2 s before a minute ends, by the server's clock: the sweep claims the
+	// next minute's lease ahead.
+	mA := time.Date(2030, 1, 2, 3, 10, 58, 0, time.UTC)
+	o.take("a request of the last seconds of a minute", idle.ID, 100_000, mA)
+	l.prefetch()
+	wa := l.window(limitKey{idle.ID, 0})
+	if wa.next.tokens != lease {
+		t.Fatalf("the next minute's lease claimed ahead holds %d, want %d", wa.next.tokens, lease)
+	}
+	l.tick.Add(idleTicks)
+	l.giveBack(false)
+	if wa.tokens != idleKeep || wa.next.tokens != idleKeep {
+		t.Fatalf("after the idle leases went back the window holds %d and %d ahead, want %d each", wa.tokens, wa.next.tokens, idleKeep)
+	}
+	o.proxy.freeze()
+	o.take("the first request of the next minute, database frozen", idle.ID, 100_000, mA.Add(2*time.Second))
+	o.proxy.thaw()
 
 	// On close a lease goes back whole, what an idle one kept included.
 	o.take("a request after the thaw", o.leased, 100_000, m0)
