@@ -44,13 +44,16 @@ import (
 // others, so that no request waits on a database that failed a moment
 // ago. While that lasts, N processes allow up to N times the limit.
 //
-// A leased window in use claims its next minute's lease in the last
-// seconds of a minute (prefetch), so that the first requests of a minute
-// do not wait for a claim either: a database that has just stopped
-// answering would hold them up for sharedTimeout. Nor does the request
-// that wakes a window whose lease went back unused (idleKeep). Only the
-// claims of a window of an exact limit, and a lease used up within its
-// minute, are made on a request's path.
+// A leased window claims its next minute's lease at its first request in
+// the last aheadSeconds of a minute, off that request's path (prefetch),
+// so that the first requests of a minute do not wait for a claim either:
+// a database that has just stopped answering would hold them up for
+// sharedTimeout. The request does it, not the sweeper, whose first sweep
+// of a window seen in the last second of its minute comes after the
+// minute ended. Nor does the request that wakes a window whose lease went
+// back unused wait (idleKeep). Only the claims of a window of an exact
+// limit, a window's first lease, and a lease used up within its minute,
+// are made on a request's path.
 //
 // Old windows are deleted by time: once a minute, each process deletes the
 // windows older than the minute before the newest it has served, which
@@ -78,10 +81,11 @@ const (
 	// sharedRetry is how long the process counts on its own after the
 	// database failed to answer, before it asks it again.
 	sharedRetry = time.Second
-	// prefetchAhead: a window in use claims its next minute's lease when
-	// its minute ends within it (prefetch). More than a sweep, so that
-	// the claim is made once the last sweep of a minute comes.
-	prefetchAhead = 2 * sweepEvery
+	// aheadSeconds: a request in the last aheadSeconds of its minute
+	// claims the window's next minute's lease ahead (prefetch), if no
+	// request did; enough for a claim, and more than a sweep, as idle
+	// windows go.
+	aheadSeconds = 2
 	// closeTimeout bounds what close gives back.
 	closeTimeout = 2 * time.Second
 )
@@ -109,6 +113,9 @@ type sharedLimiter struct {
 	// claims counts the claims sent to the database: the round trips of
 	// the requests.
 	claims atomic.Int64
+	// flights are the claims made off the requests' paths, which close
+	// waits for, so that what they bring goes back too.
+	flights sync.WaitGroup
 	// every is the sweeper's period, sweepEvery (tests lengthen it to
 	// sweep by hand).
 	every time.Duration
@@ -198,7 +205,14 @@ func (l *sharedLimiter) take(app int64, class, limit int, now time.Time) (remain
 		if w.tokens > 0 {
 			w.tokens--
 			remaining = max(0, limit-w.claimed+w.tokens)
+			ahead := reset <= aheadSeconds && minute == m && w.next.minute <= m && w.prefetching == 0
+			if ahead {
+				w.prefetching = m + 1
+			}
 			w.mu.Unlock()
+			if ahead {
+				l.offPath(func() { l.claimAhead(w, k, m+1, limit) })
+			}
 			return remaining, reset, true
 		}
 		if w.full && w.limit == limit && tick == w.fullTick {
@@ -223,7 +237,7 @@ func (l *sharedLimiter) take(app int64, class, limit int, now time.Time) (remain
 				// the process's own count serves meanwhile, so that no
 				// request waits on a database that is out.
 				w.mu.Unlock()
-				go l.claimLease(w, k, m, limit, tick, ch)
+				l.offPath(func() { l.claimLease(w, k, m, limit, tick, ch) })
 				l.srv.observeRateLimitFallback()
 				return l.local.count(app, class, limit, now)
 			}
@@ -265,6 +279,49 @@ func (l *sharedLimiter) claimLease(w *sharedWindow, k limitKey, m int64, limit i
 	w.mu.Unlock()
 }
 
+// offPath runs claim off the request's path; close waits for it. One that
+// starts after close is not waited for: what it claims stays counted until
+// its minute ends, stricter, never looser.
+func (l *sharedLimiter) offPath(claim func()) {
+	l.mu.Lock()
+	closed := l.closed
+	if !closed {
+		l.flights.Add(1)
+	}
+	l.mu.Unlock()
+	if closed {
+		go claim()
+		return
+	}
+	go func() {
+		defer l.flights.Done()
+		claim()
+	}()
+}
+
+// claimAhead claims window k's lease of minute, the one after w's, for w,
+// whose prefetching its caller set to minute.
+func (l *sharedLimiter) claimAhead(w *sharedWindow, k limitKey, minute int64, limit int) {
+	got, claimed, err := l.claim(k, minute, max(1, limit/leaseShare), limit)
+	w.mu.Lock()
+	w.prefetching = 0
+	switch {
+	case err != nil || w.gone || got == 0:
+	case w.minute == minute:
+		// The minute began while the lease was on its way.
+		w.tokens += got
+		w.claimed, w.limit, w.full = claimed, limit, false
+	case w.minute < minute:
+		w.next = nextLease{minute: minute, tokens: got, claimed: claimed, limit: limit}
+	}
+	w.mu.Unlock()
+	if err != nil {
+		l.failed(err)
+		return
+	}
+	l.answered()
+}
+
 // exact claims one request of a window of a small limit, which w.mu
 // holds locked, and answers as take.
 func (l *sharedLimiter) exact(w *sharedWindow, k limitKey, now time.Time, limit int, tick int64, retrying bool) (remaining, reset int, ok bool) {
@@ -283,14 +340,14 @@ func (l *sharedLimiter) exact(w *sharedWindow, k limitKey, now time.Time, limit 
 		// claim asks it again off the request's path, while the process's
 		// own count judges the request. Once the database answers, the
 		// request is counted in both: stricter by one, never looser.
-		go func() {
+		l.offPath(func() {
 			if got, claimed, err := l.claim(k, minute, 1, limit); err != nil {
 				l.failed(err)
 			} else {
 				l.answered()
 				l.exactClaimed(w, minute, limit, tick, got, claimed)
 			}
-		}()
+		})
 		l.srv.observeRateLimitFallback()
 		return l.local.count(k.app, k.class, limit, now)
 	}
@@ -425,7 +482,6 @@ func (l *sharedLimiter) sweep(stop <-chan struct{}, done chan<- struct{}) {
 		l.tick.Add(1)
 		l.giveBack(false)
 		l.trim()
-		l.prefetch()
 		if l.idle() {
 			return
 		}
@@ -520,68 +576,6 @@ func (l *sharedLimiter) giveBack(all bool) {
 	}
 }
 
-// prefetch claims, for each leased window in use whose minute ends within
-// prefetchAhead, its lease of the next minute, so that the first requests
-// of a minute are served from memory as the others are: a lease claimed
-// on their path would hold them up for as long as the database takes,
-// up to sharedTimeout when it has just stopped answering. A claim that
-// fails ends the round: the database did not answer.
-func (l *sharedLimiter) prefetch() {
-	type ahead struct {
-		w      *sharedWindow
-		k      limitKey
-		minute int64
-		limit  int
-	}
-	var due []ahead
-	now, tick := time.Now(), l.tick.Load()
-	l.windows.Range(func(key, v any) bool {
-		w := v.(*sharedWindow)
-		w.mu.Lock()
-		if w.limit > exactUpTo && !w.gone && tick-w.last < idleTicks && now.Before(w.ends) &&
-			w.ends.Sub(now) <= prefetchAhead && w.next.minute <= w.minute && w.prefetching == 0 {
-			w.prefetching = w.minute + 1
-			due = append(due, ahead{w, key.(limitKey), w.minute + 1, w.limit})
-		}
-		w.mu.Unlock()
-		return true
-	})
-	// unmark leaves windows to the requests of their next minute.
-	unmark := func(rest []ahead) {
-		for _, a := range rest {
-			a.w.mu.Lock()
-			a.w.prefetching = 0
-			a.w.mu.Unlock()
-		}
-	}
-	for i, a := range due {
-		if l.retryAt.Load() != 0 {
-			// The database did not answer a moment ago.
-			unmark(due[i:])
-			return
-		}
-		got, claimed, err := l.claim(a.k, a.minute, max(1, a.limit/leaseShare), a.limit)
-		a.w.mu.Lock()
-		a.w.prefetching = 0
-		switch {
-		case err != nil || a.w.gone || got == 0:
-		case a.w.minute == a.minute:
-			// The minute began while the lease was on its way.
-			a.w.tokens += got
-			a.w.claimed, a.w.limit, a.w.full = claimed, a.limit, false
-		case a.w.minute < a.minute:
-			a.w.next = nextLease{minute: a.minute, tokens: got, claimed: claimed, limit: a.limit}
-		}
-		a.w.mu.Unlock()
-		if err != nil {
-			l.failed(err)
-			unmark(due[i+1:])
-			return
-		}
-		l.answered()
-	}
-}
-
 // trim deletes the windows older than the minute before the newest one
 // served, once per new minute.
 func (l *sharedLimiter) trim() {
@@ -611,5 +605,6 @@ func (l *sharedLimiter) close() {
 		close(stop)
 		<-done
 	}
+	l.flights.Wait()
 	l.giveBack(true)
 }

@@ -453,12 +453,14 @@ func (o *outageLimiter) shared(now time.Time) *sharedLimiter {
 
 // TestRateLimitDoesNotWaitOnAnOutDatabase: on PostgreSQL, with the
 // database frozen, no request waits for the shared count where the
-// process can judge it without: a leased window claimed its next minute's
-// lease ahead (prefetch), so the first request of the minute is served
-// from it; and once the count failed to answer, the claim that asks again
-// is made off the request's path, for a leased window and for one of an
-// exact limit alike. Both would otherwise wait sharedTimeout (1 s). On
-// SQLite the count is the process's own and never asks the database.
+// process can judge it without: a request in the last seconds of a minute
+// claimed its leased window's next minute's lease ahead (prefetch), off
+// its path, so the first request of the minute is served from it, even
+// for a window that no sweep saw before its minute ended; and once the
+// count failed to answer, the claim that asks again is made off the
+// request's path, for a leased window and for one of an exact limit
+// alike. Both would otherwise wait sharedTimeout (1 s). On SQLite the
+// count is the process's own and never asks the database.
 func TestRateLimitDoesNotWaitOnAnOutDatabase(t *testing.T) {
 	o := newOutageLimiter(t)
 	e, proxy, take := o.e, o.proxy, o.take
@@ -471,10 +473,20 @@ func TestRateLimitDoesNotWaitOnAnOutDatabase(t *testing.T) {
 		return
 	}
 
-	take("first request", leased, 100_000, m0)
-	// The last sweep of the minute claims the next minute's lease.
-	l.tick.Add(1)
-	l.prefetch()
+	// Earlier in the minute a request claims no lease ahead.
+	take("first request", leased, 100_000, m0.Add(-10*time.Second))
+	w := l.window(limitKey{leased, 0})
+	if got := l.claims.Load(); got != 1 {
+		t.Fatalf("after a request 10 s before the minute ends the limiter sent %d claims, want 1, its own", got)
+	}
+	// In its last seconds the first request claims the next minute's lease,
+	// off its path; the sweeper, held back, plays no part.
+	take("a request of the minute's last second", leased, 100_000, m0)
+	aheadLease(t, w)
+	take("another request of the last second", leased, 100_000, m0)
+	if got := l.claims.Load(); got != 2 {
+		t.Fatalf("after the last second's requests the limiter sent %d claims, want 2: one ahead, once", got)
+	}
 	proxy.freeze()
 	take("first request of the next minute, database frozen", leased, 100_000, m1)
 
@@ -494,6 +506,19 @@ func TestRateLimitDoesNotWaitOnAnOutDatabase(t *testing.T) {
 		}
 		return l.retryAt.Load() == 0
 	})
+}
+
+// aheadLease waits for w's lease of the next minute, claimed ahead off a
+// request's path, and returns what it holds.
+func aheadLease(t *testing.T, w *sharedWindow) (tokens int) {
+	t.Helper()
+	testwait.Until(t, 10*time.Second, "the next minute's lease claimed ahead", func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		tokens = w.next.tokens
+		return tokens > 0 && w.prefetching == 0
+	})
+	return tokens
 }
 
 // TestRateLimitWakesAnIdleWindowFromMemory: on PostgreSQL, a lease that
@@ -548,14 +573,13 @@ func TestRateLimitWakesAnIdleWindowFromMemory(t *testing.T) {
 	// A lease claimed ahead for the next minute keeps one request too, so
 	// that the first request of that minute is answered from memory.
 	idle, _, _, _ := o.e.newApp("idle", "enterprise", 100_000)
-	// 2 s before a minute ends, by the server's clock: the sweep claims the
-	// next minute's lease ahead.
+	// 2 s before a minute ends, by the request's clock: the request claims
+	// the next minute's lease ahead.
 	mA := time.Date(2030, 1, 2, 3, 10, 58, 0, time.UTC)
 	o.take("a request of the last seconds of a minute", idle.ID, 100_000, mA)
-	l.prefetch()
 	wa := l.window(limitKey{idle.ID, 0})
-	if wa.next.tokens != lease {
-		t.Fatalf("the next minute's lease claimed ahead holds %d, want %d", wa.next.tokens, lease)
+	if got := aheadLease(t, wa); got != lease {
+		t.Fatalf("the next minute's lease claimed ahead holds %d, want %d", got, lease)
 	}
 	l.tick.Add(idleTicks)
 	l.giveBack(false)
