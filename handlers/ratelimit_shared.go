@@ -48,12 +48,12 @@ import (
 // the last aheadSeconds of a minute, off that request's path (prefetch),
 // so that the first requests of a minute do not wait for a claim either:
 // a database that has just stopped answering would hold them up for
-// sharedTimeout. The request does it, not the sweeper, whose first sweep
-// of a window seen in the last second of its minute comes after the
-// minute ended. Nor does the request that wakes a window whose lease went
-// back unused wait (idleKeep). Only the claims of a window of an exact
-// limit, a window's first lease, and a lease used up within its minute,
-// are made on a request's path.
+// sharedTimeout. The request does it, not the sweeper: the sweeper's
+// first pass over a window seen in the last second of its minute may come
+// after the minute ended. Nor does the request that wakes a window whose
+// lease went back unused wait (idleKeep). Only the claims of a window of
+// an exact limit, a window's first lease, and a lease used up within its
+// minute, are made on a request's path.
 //
 // Old windows are deleted by time: once a minute, each process deletes the
 // windows older than the minute before the newest it has served, which
@@ -81,10 +81,9 @@ const (
 	// sharedRetry is how long the process counts on its own after the
 	// database failed to answer, before it asks it again.
 	sharedRetry = time.Second
-	// aheadSeconds: a request in the last aheadSeconds of its minute
-	// claims the window's next minute's lease ahead (prefetch), if no
-	// request did; enough for a claim, and more than a sweep, as idle
-	// windows go.
+	// aheadSeconds: the first request in the last aheadSeconds of a
+	// minute claims the window's next minute's lease ahead (prefetch),
+	// time enough for the claim to come back before the minute ends.
 	aheadSeconds = 2
 	// closeTimeout bounds what close gives back.
 	closeTimeout = 2 * time.Second
