@@ -9,8 +9,9 @@
 #                          PROFILE=1, CPU profiles of the second replica
 #   scripts/load.sh profile WORKLOAD
 #                          a CPU profile of the service during one run of
-#                          WORKLOAD, saved as WORKLOAD.pprof in the current
-#                          directory (go tool pprof -top ./service FILE);
+#                          WORKLOAD, saved as WORKLOAD.pprof in OUT (the
+#                          current directory unless set; go tool pprof -top
+#                          ./service FILE);
 #                          with TRACE=1, a 3 s execution trace WORKLOAD.trace
 #
 # It needs wrk, curl and Go (to build the bare server) and installs nothing.
@@ -73,9 +74,13 @@
 # pairs), EXPOSURES (50 a request), METRICS (0: that many secondary metrics on
 # events no workload sends), MEASURE_METRICS (1; 0 gives the metrics workload's
 # campaign no metric), LOG_LEVEL (info: one line per request,
-# as in production), BIN (./service), SOAK_USERS and SOAK_EVENTS (1000000).
+# as in production), BIN (./service), SOAK_USERS and SOAK_EVENTS (1000000),
+# OUT (the current directory: where profiles and traces are saved).
 set -euo pipefail
 
+# Profiles go where the caller stands, before the cd to the repository.
+export OUT
+OUT=$(cd "${OUT:-$PWD}" && pwd)
 cd "$(dirname "$0")/.."
 
 MODE=${1:-load}
@@ -107,7 +112,6 @@ ADDR2=127.0.0.1:18185
 BARE_ADDR=127.0.0.1:18182
 PPROF_ADDR=127.0.0.1:18183
 METRICS_ADDR=127.0.0.1:18184
-OUT=$PWD
 
 if ! command -v wrk >/dev/null; then
 	echo "load.sh: wrk is not installed; install it with: apt-get install -y wrk" >&2
